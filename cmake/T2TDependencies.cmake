@@ -1,0 +1,149 @@
+# Finds every dependency of t2t, each with a message that says how to get it.
+# Sets T2T_PUBLIC_LIBS and T2T_PRIVATE_LIBS for libt2t.
+
+set(T2T_APT_HINT "tools/test.sh installs it; by hand: sudo apt-get install")
+
+macro(t2t_require found what package)
+  if(NOT ${found})
+    message(FATAL_ERROR "t2t needs ${what}, which was not found. ${T2T_APT_HINT} ${package}")
+  endif()
+endmacro()
+
+# ---- LibTorch ---------------------------------------------------------------
+# Order: an explicit Torch_DIR or CMAKE_PREFIX_PATH wins; otherwise ask the
+# Python interpreter in T2T_PYTHON (tools/setup.sh passes the project's
+# virtualenv) or the python3 on PATH where torch is installed.
+if(NOT Torch_DIR)
+  if(NOT T2T_PYTHON)
+    find_program(T2T_PYTHON NAMES python3 python)
+  endif()
+  if(T2T_PYTHON)
+    execute_process(
+      COMMAND "${T2T_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+      OUTPUT_VARIABLE T2T_TORCH_PREFIX OUTPUT_STRIP_TRAILING_WHITESPACE
+      RESULT_VARIABLE T2T_TORCH_QUERY ERROR_QUIET)
+    if(T2T_TORCH_QUERY EQUAL 0 AND T2T_TORCH_PREFIX)
+      list(APPEND CMAKE_PREFIX_PATH "${T2T_TORCH_PREFIX}")
+      message(STATUS "t2t: LibTorch from ${T2T_PYTHON} (${T2T_TORCH_PREFIX})")
+    endif()
+  endif()
+endif()
+
+# A CUDA-enabled LibTorch looks for the CUDA toolkit; it must configure and
+# link on a machine that has the toolkit but no GPU. Pick an architecture so
+# that its CUDA checks do not try to query a device.
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
+find_package(Torch QUIET)
+if(NOT Torch_FOUND)
+  message(FATAL_ERROR
+    "t2t needs LibTorch >= 2.1, which was not found.\n"
+    "  - Easiest: run tools/test.sh, which installs the PyPI torch wheel into a virtualenv.\n"
+    "  - Or point CMake at any LibTorch: -DTorch_DIR=/path/to/libtorch/share/cmake/Torch\n"
+    "    or -DCMAKE_PREFIX_PATH=/path/to/libtorch, or -DT2T_PYTHON=/path/to/python-with-torch.")
+endif()
+if(DEFINED Torch_VERSION AND Torch_VERSION VERSION_LESS 2.1)
+  message(FATAL_ERROR "t2t needs LibTorch >= 2.1; found ${Torch_VERSION} in ${Torch_DIR}.")
+endif()
+message(STATUS "t2t: LibTorch ${Torch_VERSION} (${Torch_DIR}), CUDA: ${CAFFE2_USE_CUDA}")
+# TorchConfig adds its flags through TORCH_CXX_FLAGS (the ABI define among them).
+set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
+
+# t2t's own code is C++17; recent LibTorch headers refuse anything below
+# C++20, so compile as C++20 when the LibTorch found says so.
+find_file(T2T_ATEN_HEADER ATen/ATen.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(T2T_ATEN_HEADER)
+  file(STRINGS "${T2T_ATEN_HEADER}" T2T_ATEN_NEEDS_CXX20 REGEX "C\\+\\+20 or later")
+  if(T2T_ATEN_NEEDS_CXX20)
+    message(STATUS "t2t: this LibTorch requires C++20; compiling as C++20")
+    set(CMAKE_CXX_STANDARD 20)
+  endif()
+endif()
+
+# LibTorch ships its own copies of fmt and protobuf headers in its include
+# directory. Searched first (as -isystem puts them), they would shadow the
+# Debian fmt that spdlog was built with and the protobuf that libprotobuf
+# matches. Search LibTorch's directories after the system ones instead: its
+# own headers (torch/, ATen/, c10/) exist nowhere else, so they still resolve.
+add_library(t2t_torch INTERFACE)
+get_filename_component(_t2t_torch_root "${TORCH_INSTALL_PREFIX}" REALPATH)
+set(_t2t_seen "")
+# Walk TORCH_LIBRARIES and what they link; the libraries behind generator
+# expressions ($<LINK_ONLY:...>) are named explicitly.
+set(_t2t_queue ${TORCH_LIBRARIES} torch_cpu torch_cuda torch_hip c10 c10_cuda c10_hip)
+while(_t2t_queue)
+  list(POP_FRONT _t2t_queue _t2t_lib)
+  if(NOT TARGET ${_t2t_lib} OR _t2t_lib IN_LIST _t2t_seen)
+    continue()
+  endif()
+  list(APPEND _t2t_seen ${_t2t_lib})
+  get_target_property(_t2t_deps ${_t2t_lib} INTERFACE_LINK_LIBRARIES)
+  if(_t2t_deps)
+    list(APPEND _t2t_queue ${_t2t_deps})
+  endif()
+  foreach(_t2t_prop INTERFACE_INCLUDE_DIRECTORIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES)
+    get_target_property(_t2t_incs ${_t2t_lib} ${_t2t_prop})
+    if(_t2t_incs)
+      set(_t2t_keep "")
+      foreach(_t2t_inc IN LISTS _t2t_incs)
+        get_filename_component(_t2t_real "${_t2t_inc}" REALPATH)
+        string(FIND "${_t2t_real}" "${_t2t_torch_root}" _t2t_pos)
+        if(_t2t_pos EQUAL 0)
+          target_compile_options(t2t_torch INTERFACE "-idirafter${_t2t_real}")
+        else()
+          list(APPEND _t2t_keep "${_t2t_inc}")
+        endif()
+      endforeach()
+      set_target_properties(${_t2t_lib} PROPERTIES ${_t2t_prop} "${_t2t_keep}")
+    endif()
+  endforeach()
+endwhile()
+target_link_libraries(t2t_torch INTERFACE ${TORCH_LIBRARIES})
+
+# The PyPI wheel's CUDA libraries (cuBLAS, NCCL, ...) sit in site-packages/
+# nvidia/*/lib, found at run time through libtorch_cuda's own RUNPATH. The
+# linker must see the same ones, not older copies in the CUDA toolkit.
+file(GLOB _t2t_wheel_cuda_dirs LIST_DIRECTORIES true "${_t2t_torch_root}/../nvidia/*/lib")
+foreach(_t2t_dir IN LISTS _t2t_wheel_cuda_dirs)
+  get_filename_component(_t2t_dir "${_t2t_dir}" REALPATH)
+  target_link_options(t2t_torch INTERFACE "LINKER:-rpath-link,${_t2t_dir}")
+endforeach()
+
+# ---- the rest: Debian -dev packages -----------------------------------------
+find_package(PkgConfig REQUIRED)
+
+find_package(yaml-cpp QUIET)
+t2t_require(yaml-cpp_FOUND "yaml-cpp" "libyaml-cpp-dev")
+if(TARGET yaml-cpp::yaml-cpp)
+  set(T2T_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(T2T_YAML_TARGET yaml-cpp)
+endif()
+
+find_package(spdlog QUIET)
+t2t_require(spdlog_FOUND "spdlog" "libspdlog-dev")
+
+find_package(cxxopts QUIET)
+t2t_require(cxxopts_FOUND "cxxopts" "libcxxopts-dev")
+
+pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
+t2t_require(SENTENCEPIECE_FOUND "SentencePiece" "libsentencepiece-dev")
+
+find_package(Protobuf QUIET)
+t2t_require(Protobuf_FOUND "protobuf" "libprotobuf-dev protobuf-compiler")
+if(NOT Protobuf_PROTOC_EXECUTABLE)
+  message(FATAL_ERROR "t2t needs protoc. ${T2T_APT_HINT} protobuf-compiler")
+endif()
+
+find_package(CURL QUIET)
+t2t_require(CURL_FOUND "libcurl" "libcurl4-openssl-dev")
+
+find_package(LibArchive QUIET)
+t2t_require(LibArchive_FOUND "libarchive" "libarchive-dev")
+
+find_package(Threads REQUIRED)
+
+set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)
+set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE protobuf::libprotobuf CURL::libcurl
+    LibArchive::LibArchive ${CMAKE_DL_LIBS})

@@ -1,0 +1,67 @@
+#include "hparams/common_hparams.h"
+
+namespace t2t {
+
+// Values as in tensor2tensor/layers/common_hparams.py; only the keys that t2t
+// reads are carried, under T2T's names, so T2T command lines keep working.
+HParams basic_params1() {
+  HParams hp;
+  // Batching. batch_size counts tokens per worker for text problems.
+  hp.add("batch_size", int64_t{4096});
+  hp.add("use_fixed_batch_size", false);
+  hp.add("min_length", int64_t{0});
+  hp.add("max_length", int64_t{0});  // 0: use batch_size
+  hp.add("min_length_bucket", int64_t{8});
+  hp.add("length_bucket_step", 1.1);
+  hp.add("eval_drop_long_sequences", false);
+  hp.add("batch_shuffle_size", int64_t{512});
+  hp.add("max_input_seq_length", int64_t{0});
+  hp.add("max_target_seq_length", int64_t{0});
+  // Model shape.
+  hp.add("num_hidden_layers", int64_t{4});
+  hp.add("hidden_size", int64_t{64});
+  hp.add("dropout", 0.2);
+  hp.add("multiply_embedding_mode", std::string("sqrt_depth"));
+  hp.add("shared_embedding_and_softmax_weights", false);
+  hp.add("symbol_modality_num_shards", int64_t{1});
+  hp.add("symbol_dropout", 0.0);
+  // Pre/post-processing of each sub-layer: letters a (residual add),
+  // n (norm), d (dropout); "none" for nothing.
+  hp.add("layer_preprocess_sequence", std::string("none"));
+  hp.add("layer_postprocess_sequence", std::string("dan"));
+  hp.add("layer_prepostprocess_dropout", 0.1);
+  hp.add("norm_type", std::string("layer"));
+  hp.add("norm_epsilon", 1e-6);
+  // Initialisation.
+  hp.add("initializer", std::string("orthogonal"));
+  hp.add("initializer_gain", 1.5);
+  // Loss and optimisation.
+  hp.add("label_smoothing", 0.1);
+  hp.add("optimizer", std::string("adam"));
+  hp.add("optimizer_adam_epsilon", 1e-6);
+  hp.add("optimizer_adam_beta1", 0.85);
+  hp.add("optimizer_adam_beta2", 0.997);
+  hp.add("optimizer_multistep_accumulate_steps", int64_t{0});
+  hp.add("clip_grad_norm", 2.0);
+  hp.add("weight_decay", 1e-6);
+  // Learning rate: a product of named factors (see learning_rate_schedule),
+  // or "legacy" with learning_rate_decay_scheme.
+  hp.add("learning_rate_schedule", std::string("legacy"));
+  hp.add("learning_rate_constant", 1.0);
+  hp.add("learning_rate_decay_scheme", std::string("none"));
+  hp.add("learning_rate_decay_steps", int64_t{5000});
+  hp.add("learning_rate_decay_staircase", false);
+  hp.add("learning_rate_decay_rate", 1.0);
+  hp.add("learning_rate_warmup_steps", int64_t{100});
+  hp.add("learning_rate_cosine_cycle_steps", int64_t{250000});
+  hp.add("learning_rate", 0.1);
+  // Decoding.
+  hp.add("sampling_method", std::string("argmax"));
+  hp.add("sampling_temp", 1.0);
+  // Precision of activations and weights.
+  hp.add("activation_dtype", std::string("float32"));
+  hp.add("weight_dtype", std::string("float32"));
+  return hp;
+}
+
+}  // namespace t2t

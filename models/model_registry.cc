@@ -1,0 +1,10 @@
+#include "models/model_registry.h"
+
+namespace t2t {
+
+Registry<ModelFactory>& model_registry() {
+  static Registry<ModelFactory> registry("model");
+  return registry;
+}
+
+}  // namespace t2t

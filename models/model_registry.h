@@ -1,0 +1,27 @@
+// The Model registry. Models register with T2T_REGISTER_MODEL(ClassName) and
+// are built from hyperparameters alone: they know nothing of flags, training
+// loops or search. This header stays free of LibTorch so that the command
+// line front ends can list models cheaply.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "t2t/core/hparams.h"
+#include "t2t/core/registry.h"
+
+namespace t2t {
+
+class T2TModel;  // models/t2t_model.h
+using ModelFactory = std::function<std::shared_ptr<T2TModel>(const HParams&)>;
+Registry<ModelFactory>& model_registry();
+
+}  // namespace t2t
+
+#define T2T_REGISTER_MODEL(Class)                                                              \
+  static ::t2t::Registrar<::t2t::ModelFactory> T2T_CONCAT(t2t_model_registrar_, Class)(         \
+      ::t2t::model_registry(), ::t2t::camelcase_to_snakecase(#Class),                          \
+      [](const ::t2t::HParams& hp) -> std::shared_ptr<::t2t::T2TModel> {                       \
+        return std::make_shared<Class>(hp);                                                    \
+      },                                                                                       \
+      {#Class, __FILE__})

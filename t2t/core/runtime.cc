@@ -1,0 +1,69 @@
+#include "t2t/core/runtime.h"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "t2t/core/error.h"
+#include "t2t/core/string_util.h"
+
+namespace t2t {
+
+void ensure_runtime_environment(int argc, char** argv) {
+  (void)argc;
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  // Only on Linux is /proc/self/exe the running binary; if exec fails the
+  // program simply continues with the default policy.
+  ::execv("/proc/self/exe", argv);
+}
+
+int set_num_threads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(threads);
+  return threads;
+}
+
+std::string resolve_device(const std::string& flag) {
+  const std::string f = to_lower(trim(flag));
+  if (f == "auto") return torch::cuda::is_available() ? "cuda:0" : "cpu";
+  if (f == "cpu") return "cpu";
+  if (f == "cuda" || starts_with(f, "cuda:")) {
+    if (!torch::cuda::is_available())
+      throw Error("--device=" + flag + " asks for CUDA, but " +
+                  (torch::cuda::device_count() == 0 && at::hasCUDA()
+                       ? std::string("no CUDA GPU is visible on this machine")
+                       : std::string("this LibTorch was built without CUDA")) +
+                  ". Use --device=cpu (or auto).");
+    int index = 0;
+    if (f.size() > 5) {
+      try {
+        index = std::stoi(f.substr(5));
+      } catch (const std::exception&) {
+        throw Error("--device=" + flag + ": expected cuda:N with N a GPU index");
+      }
+    }
+    if (index < 0 || index >= static_cast<int>(torch::cuda::device_count()))
+      throw Error("--device=" + flag + ": only " + std::to_string(torch::cuda::device_count()) +
+                  " CUDA device(s) are visible");
+    return "cuda:" + std::to_string(index);
+  }
+  throw Error("--device=" + flag + " is not a device; use auto, cpu, cuda or cuda:N");
+}
+
+void seed_everything(uint64_t seed) {
+  torch::manual_seed(seed);
+  if (torch::cuda::is_available()) torch::cuda::manual_seed_all(seed);
+}
+
+std::string runtime_summary() {
+  std::string cuda = torch::cuda::is_available()
+                         ? std::to_string(torch::cuda::device_count()) + " CUDA device(s)"
+                         : (at::hasCUDA() ? "CUDA build, no GPU visible" : "CPU-only build");
+  return "LibTorch " + std::string(TORCH_VERSION) + ", " + cuda + ", " +
+         std::to_string(at::get_num_threads()) + " intra-op thread(s)";
+}
+
+}  // namespace t2t

@@ -1,0 +1,32 @@
+// Small string helpers shared across t2t (no LibTorch here: keep it light).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace t2t {
+
+std::string trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+std::string to_lower(std::string_view s);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// T2T's registry key rule: "TranslateEnzhWmt32k" -> "translate_enzh_wmt32k".
+// Two passes, as tensor2tensor/utils/misc_utils.py does: an underscore before
+// an upper-case letter that starts a lower-case run, then between a lower-case
+// letter or digit and an upper-case letter; finally lower-case everything.
+std::string camelcase_to_snakecase(std::string_view name);
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// Up to `max_results` of `candidates` that look like `name` (small edit
+// distance, or one contains the other), closest first.
+std::vector<std::string> close_matches(const std::string& name,
+                                       const std::vector<std::string>& candidates,
+                                       size_t max_results = 3);
+
+}  // namespace t2t

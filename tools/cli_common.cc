@@ -1,0 +1,147 @@
+#include "tools/cli_common.h"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "models/model_registry.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/plugins.h"
+#include "t2t/core/registry.h"
+#include "t2t/core/runtime.h"
+#include "t2t/data/problem.h"
+
+namespace t2t::cli {
+
+namespace {
+using cxxopts::value;
+}
+
+void add_common_flags(cxxopts::Options& options) {
+  options.add_options("General")
+      ("h,help", "Print this help and exit.")
+      ("registry_help", "List every registered problem, model and hparams set, then exit.")
+      ("t2t_usr_dir", "Directory of user plugins: every *.so in it is loaded at start-up and may "
+       "register its own problems, models and hparams sets (see problems/examples/).",
+       value<std::string>()->default_value(""))
+      ("threads", "Intra-op threads for LibTorch (OpenMP/MKL). 0 = all cores.",
+       value<int>()->default_value("0"))
+      ("random_seed", "Seed for every random generator, so a run can be repeated.",
+       value<uint64_t>()->default_value("429459"))
+      ("log_level", "trace, debug, info, warning, error or off.",
+       value<std::string>()->default_value("info"));
+}
+
+void add_problem_flags(cxxopts::Options& options) {
+  options.add_options("Data")
+      ("problem", "Registered problem name, e.g. translate_enzh_wmt32k; append _rev for the "
+       "reverse direction (zh->en).", value<std::string>()->default_value(""))
+      ("data_dir", "Directory of the problem's encoded TFRecord shards and vocabularies.",
+       value<std::string>()->default_value(""))
+      ("tmp_dir", "Directory for downloaded and extracted raw data.",
+       value<std::string>()->default_value("/tmp/t2t_datagen"));
+}
+
+void add_model_flags(cxxopts::Options& options) {
+  options.add_options("Model")
+      ("model", "Registered model name, e.g. transformer.", value<std::string>()->default_value(""))
+      ("hparams_set", "Registered hparams set, e.g. transformer_base, transformer_tiny.",
+       value<std::string>()->default_value(""))
+      ("hparams_file", "YAML mapping of hparams overriding the set (applied before --hparams).",
+       value<std::string>()->default_value(""))
+      ("hparams", "Comma-separated overrides, T2T syntax: 'batch_size=2048,learning_rate=0.2'. "
+       "Applied last.", value<std::string>()->default_value(""))
+      ("output_dir", "Directory of checkpoints, hparams.yaml and event files.",
+       value<std::string>()->default_value(""))
+      ("device", "auto (CUDA when available), cpu, cuda or cuda:N.",
+       value<std::string>()->default_value("auto"));
+}
+
+std::string required(const cxxopts::ParseResult& flags, const std::string& name,
+                     const std::string& example) {
+  std::string v = flags[name].as<std::string>();
+  if (v.empty()) throw UsageError("--" + name + " is required, e.g. " + example);
+  return v;
+}
+
+namespace {
+
+template <typename Describe>
+void list_section(std::ostringstream& out, const std::string& title,
+                  const std::vector<std::string>& names, Describe describe) {
+  out << title << " (" << names.size() << "):\n";
+  if (names.empty()) out << "  (none registered)\n";
+  for (const auto& n : names) {
+    std::string d = describe(n);
+    out << "  " << n;
+    if (!d.empty()) out << std::string(n.size() < 34 ? 34 - n.size() : 1, ' ') << d;
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+std::string registry_help() {
+  std::ostringstream out;
+  list_section(out, "Problems", problem_registry().names(),
+               [](const std::string& n) { return create_problem(n)->description(); });
+  list_section(out, "Models", model_registry().names(), [](const std::string&) { return ""; });
+  list_section(out, "Hparams sets", hparams_registry().names(), [](const std::string& n) {
+    // The few values that tell sets apart at a glance.
+    HParams hp = hparams_registry().get(n)();
+    std::vector<std::string> parts;
+    for (const char* key : {"hidden_size", "filter_size", "num_hidden_layers", "num_heads",
+                            "batch_size"})
+      if (hp.has(key)) parts.push_back(std::string(key) + "=" + hvalue_to_string(hp.value(key)));
+    return join(parts, " ");
+  });
+  return out.str();
+}
+
+int run(int argc, char** argv, cxxopts::Options& options,
+        const std::function<int(const cxxopts::ParseResult&)>& body) {
+  const std::string program = options.program();
+  try {
+    ensure_runtime_environment(argc, argv);
+    cxxopts::ParseResult flags;
+    try {
+      flags = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+      throw UsageError(e.what());
+    }
+    if (!flags.unmatched().empty())
+      throw UsageError("unexpected argument '" + flags.unmatched().front() +
+                       "'; flags are written --name=value");
+    if (flags.count("help")) {
+      std::cout << options.help() << std::flush;
+      return 0;
+    }
+    setup_logging(flags["log_level"].as<std::string>());
+    check_registrations();
+    const std::string usr_dir = flags["t2t_usr_dir"].as<std::string>();
+    if (!usr_dir.empty()) load_user_dir(usr_dir);
+    if (flags.count("registry_help")) {
+      std::cout << registry_help() << std::flush;
+      return 0;
+    }
+    int threads = flags["threads"].as<int>();
+    if (threads < 0) throw UsageError("--threads=" + std::to_string(threads) + " must be >= 0");
+    set_num_threads(threads);
+    seed_everything(flags["random_seed"].as<uint64_t>());
+    return body(flags);
+  } catch (const UsageError& e) {
+    std::cerr << program << ": error: " << e.what() << "\nRun '" << program
+              << " --help' for the flags.\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace t2t::cli

@@ -1,0 +1,37 @@
+// What the three command-line front ends share: T2T's flag names and
+// defaults, --help and --registry_help, and one way of turning errors into
+// a message and an exit status (2 for a bad command line, 1 for a failure).
+#pragma once
+
+#include <cxxopts.hpp>
+
+#include <functional>
+#include <string>
+
+namespace t2t::cli {
+
+// Flag groups; a command adds the ones it understands.
+void add_common_flags(cxxopts::Options& options);   // registry help, plugins, runtime, logging
+void add_problem_flags(cxxopts::Options& options);  // --problem --data_dir --tmp_dir
+void add_model_flags(cxxopts::Options& options);    // --model --hparams_set --hparams ...
+
+// A command-line mistake: printed with a pointer to --help, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The value of a string flag that must be given; throws UsageError with an
+// example when it is empty.
+std::string required(const cxxopts::ParseResult& flags, const std::string& name,
+                     const std::string& example);
+
+// Every registered problem, model and hparams set, for --registry_help.
+std::string registry_help();
+
+// Parses argv and runs `body` after the shared set-up (logging, plugins from
+// --t2t_usr_dir, registry check, threads, seed). Handles --help and
+// --registry_help. Returns the process exit status.
+int run(int argc, char** argv, cxxopts::Options& options,
+        const std::function<int(const cxxopts::ParseResult&)>& body);
+
+}  // namespace t2t::cli

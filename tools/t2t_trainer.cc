@@ -1,0 +1,76 @@
+// t2t-trainer: trains a registered model on a registered problem, with
+// T2T's flags. Everything here is flag handling; the work is in libt2t.
+#include <filesystem>
+
+#include "models/model_registry.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/runtime.h"
+#include "t2t/data/problem.h"
+#include "tools/cli_common.h"
+
+namespace {
+
+void add_trainer_flags(cxxopts::Options& options) {
+  using cxxopts::value;
+  options.add_options("Training")
+      ("train_steps", "Number of training steps.", value<int64_t>()->default_value("250000"))
+      ("eval_steps", "Number of eval batches per evaluation (fewer at the end of the dev set).",
+       value<int64_t>()->default_value("100"))
+      ("local_eval_frequency", "Evaluate every this many steps.",
+       value<int64_t>()->default_value("1000"))
+      ("schedule", "train, evaluate or continuous_train_and_eval.",
+       value<std::string>()->default_value("continuous_train_and_eval"))
+      ("keep_checkpoint_max", "Keep this many most recent checkpoints.",
+       value<int>()->default_value("20"))
+      ("save_checkpoints_steps", "Checkpoint every this many steps; 0 = --local_eval_frequency.",
+       value<int64_t>()->default_value("0"))
+      ("save_checkpoints_secs", "Also checkpoint every this many seconds; 0 = off.",
+       value<int64_t>()->default_value("0"))
+      ("log_step_count_steps", "Log progress every this many steps.",
+       value<int64_t>()->default_value("100"))
+      ("worker_gpu", "Worker processes on this machine (data parallel via torch.distributed).",
+       value<int>()->default_value("1"))
+      ("mixed_precision", "none, bf16 or fp16.", value<std::string>()->default_value("none"));
+}
+
+int train(const cxxopts::ParseResult& flags) {
+  using t2t::cli::required;
+  const std::string problem_name =
+      required(flags, "problem", "--problem=translate_enzh_sample");
+  const std::string model_name = required(flags, "model", "--model=transformer");
+  const std::string set_name = required(flags, "hparams_set", "--hparams_set=transformer_base");
+  const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
+  required(flags, "data_dir", "--data_dir=t2t_data");
+
+  t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
+                                         flags["hparams"].as<std::string>());
+  const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
+  auto problem = t2t::create_problem(problem_name);
+  t2t::model_registry().get(model_name);
+
+  spdlog::info("{}", t2t::runtime_summary());
+  spdlog::info("problem {}, model {}, hparams set {}, device {}", problem_name, model_name,
+               set_name, device);
+  for (const auto& key : hp.keys())
+    spdlog::info("  hparam {} = {}", key, t2t::hvalue_to_string(hp.value(key)));
+  const std::string hparams_path = (std::filesystem::path(output_dir) / "hparams.yaml").string();
+  hp.save_yaml(hparams_path);
+  spdlog::info("wrote {}", hparams_path);
+  throw t2t::Error("this build of t2t has no training loop yet (t2t/train); the run stops "
+                   "after writing " + hparams_path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("t2t-trainer",
+                           "Trains a model on a problem's encoded data, T2T style:\n"
+                           "  t2t-trainer --problem=translate_enzh_wmt32k --model=transformer \\\n"
+                           "    --hparams_set=transformer_base --data_dir=D --output_dir=O\n");
+  t2t::cli::add_common_flags(options);
+  t2t::cli::add_problem_flags(options);
+  t2t::cli::add_model_flags(options);
+  add_trainer_flags(options);
+  return t2t::cli::run(argc, argv, options, train);
+}
