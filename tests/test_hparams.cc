@@ -44,7 +44,7 @@ TEST_CASE("typed values are read back with their types", "[hparams]") {
   REQUIRE_THROWS_AS(hp.add("batch_size", 1), t2t::Error);
 }
 
-TEST_CASE("--hparams overrides use T2T's syntax", "[hparams]") {
+TEST_CASE("hparams overrides use T2T's syntax", "[hparams]") {
   HParams hp = sample();
   hp.parse("batch_size=2048, learning_rate=2,shared=false,schedule=noam,sizes=[4,5]");
   CHECK(hp.get_int("batch_size") == 2048);

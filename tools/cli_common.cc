@@ -81,6 +81,23 @@ void list_section(std::ostringstream& out, const std::string& title,
   }
 }
 
+// cxxopts reports "Argument 'x' failed to parse" without the flag's name;
+// find the flag that carried the value so the message can name it.
+std::string name_bad_value(int argc, char** argv, const std::string& fallback) {
+  const size_t open = fallback.find("‘"), close = fallback.find("’");
+  if (open == std::string::npos || close == std::string::npos) return fallback;
+  const std::string bad = fallback.substr(open + 3, close - open - 3);
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos && arg.substr(eq + 1) == bad)
+      return arg.substr(0, eq) + ": '" + bad + "' is not a valid value for this flag (a number is expected)";
+    if (i + 1 < argc && starts_with(arg, "--") && bad == argv[i + 1])
+      return arg + ": '" + bad + "' is not a valid value for this flag (a number is expected)";
+  }
+  return fallback;
+}
+
 }  // namespace
 
 std::string registry_help() {
@@ -108,6 +125,8 @@ int run(int argc, char** argv, cxxopts::Options& options,
     cxxopts::ParseResult flags;
     try {
       flags = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+      throw UsageError(name_bad_value(argc, argv, e.what()));
     } catch (const cxxopts::exceptions::exception& e) {
       throw UsageError(e.what());
     }
