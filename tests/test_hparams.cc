@@ -239,3 +239,16 @@ TEST_CASE("decode hparams have T2T's defaults", "[hparams]") {
   dp.parse("beam_size=1,alpha=1.0");
   CHECK(dp.get_int("beam_size") == 1);
 }
+
+TEST_CASE("every shipped configs/hparams/*.yaml applies to transformer_base", "[hparams]") {
+  int checked = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(T2T_SOURCE_DIR) + "/configs/hparams")) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path().string());
+    HParams hp = named("transformer_base");
+    CHECK_NOTHROW(hp.apply_yaml_file(entry.path().string()));
+    ++checked;
+  }
+  CHECK(checked >= 1);
+}
