@@ -1,0 +1,212 @@
+#include "t2t/text/sentencepiece_encoder.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "t2t/core/error.h"
+#include "t2t/core/file_util.h"
+#include "t2t/core/logging.h"
+
+namespace t2t {
+
+namespace {
+
+// Feeds training sentences from memory instead of a file.
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(const std::vector<std::string>& sentences) : sentences_(sentences) {}
+  bool done() const override { return pos_ >= sentences_.size(); }
+  void Next() override { ++pos_; }
+  const std::string& value() const override { return sentences_[pos_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  const std::vector<std::string>& sentences_;
+  size_t pos_ = 0;
+};
+
+std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOptions& o) {
+  if (o.model_type != "unigram" && o.model_type != "bpe") {
+    throw Error("sentencepiece model_type '" + o.model_type +
+                "' is not supported; use 'unigram' or 'bpe'");
+  }
+  if (o.vocab_size < 4) {
+    throw Error("sentencepiece vocab_size " + std::to_string(o.vocab_size) +
+                " is too small; it needs room for <pad>, <EOS>, <unk> and pieces");
+  }
+  const int threads = o.num_threads > 0
+                          ? o.num_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // SentencePiece logs every step to stderr; keep that for --log_level=debug.
+  const bool verbose = spdlog::get_level() <= spdlog::level::debug;
+  std::ostringstream coverage;
+  coverage << o.character_coverage;
+  return {
+      {"model_type", o.model_type},
+      {"vocab_size", std::to_string(o.vocab_size)},
+      {"character_coverage", coverage.str()},
+      {"input_sentence_size", std::to_string(o.input_sentence_size)},
+      {"shuffle_input_sentence", "true"},
+      {"num_threads", std::to_string(threads)},
+      {"normalization_rule_name", o.normalization_rule_name},
+      {"remove_extra_whitespaces", "false"},
+      {"hard_vocab_limit", o.hard_vocab_limit ? "true" : "false"},
+      {"max_sentence_length", std::to_string(o.max_sentence_length)},
+      {"byte_fallback", "false"},
+      // T2T's reserved ids.
+      {"pad_id", "0"},
+      {"eos_id", "1"},
+      {"unk_id", "2"},
+      {"bos_id", "-1"},
+      {"pad_piece", "<pad>"},
+      {"eos_piece", "<EOS>"},
+      {"unk_piece", "<unk>"},
+      {"unk_surface", "\xE2\x81\x87"},  // U+2047 without the default's spaces
+      {"minloglevel", verbose ? "0" : "2"},
+  };
+}
+
+}  // namespace
+
+SentencePieceEncoder::SentencePieceEncoder()
+    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+
+SentencePieceEncoder::SentencePieceEncoder(const std::string& model_path) : SentencePieceEncoder() {
+  if (!std::filesystem::exists(model_path)) {
+    throw Error("sentencepiece model '" + model_path +
+                "' does not exist; train one first (or check --data_dir)");
+  }
+  const auto status = sp_->Load(model_path);
+  if (!status.ok()) {
+    throw Error("cannot load sentencepiece model '" + model_path + "': " + status.ToString());
+  }
+}
+
+SentencePieceEncoder::~SentencePieceEncoder() = default;
+SentencePieceEncoder::SentencePieceEncoder(SentencePieceEncoder&&) noexcept = default;
+SentencePieceEncoder& SentencePieceEncoder::operator=(SentencePieceEncoder&&) noexcept = default;
+
+void SentencePieceEncoder::load_serialized(const std::string& model_proto,
+                                           const std::string& origin) {
+  const auto status = sp_->LoadFromSerializedProto(model_proto);
+  if (!status.ok()) {
+    throw Error("sentencepiece produced an unreadable model for '" + origin +
+                "': " + status.ToString());
+  }
+}
+
+SentencePieceEncoder SentencePieceEncoder::train(const std::vector<std::string>& sentences,
+                                                 const std::string& model_prefix,
+                                                 const SentencePieceOptions& options) {
+  if (sentences.empty()) {
+    throw Error("cannot train sentencepiece model '" + model_prefix + "' on no sentences");
+  }
+  // The model comes back in memory (SentencePiece refuses a model_prefix
+  // then) and is written here, atomically.
+  auto args = trainer_args(options);
+  sentencepiece::SetRandomGeneratorSeed(options.seed);
+  VectorIterator it(sentences);
+  std::string model_proto;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it, &model_proto);
+  if (!status.ok()) {
+    throw Error("training sentencepiece model '" + model_prefix + "' failed: " + status.ToString() +
+                (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
+  }
+  SentencePieceEncoder enc;
+  enc.load_serialized(model_proto, model_prefix);
+  enc.write_files(model_proto, model_prefix);
+  return enc;
+}
+
+SentencePieceEncoder SentencePieceEncoder::train_from_file(const std::string& text_path,
+                                                           const std::string& model_prefix,
+                                                           const SentencePieceOptions& options) {
+  if (!std::filesystem::exists(text_path)) {
+    throw Error("sentencepiece training text '" + text_path + "' does not exist");
+  }
+  auto args = trainer_args(options);
+  args["input"] = text_path;
+  sentencepiece::SetRandomGeneratorSeed(options.seed);
+  std::string model_proto;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &model_proto);
+  if (!status.ok()) {
+    throw Error("training sentencepiece model '" + model_prefix + "' on '" + text_path +
+                "' failed: " + status.ToString() +
+                (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
+  }
+  SentencePieceEncoder enc;
+  enc.load_serialized(model_proto, model_prefix);
+  enc.write_files(model_proto, model_prefix);
+  return enc;
+}
+
+void SentencePieceEncoder::write_files(const std::string& model_proto,
+                                       const std::string& model_prefix) const {
+  // The .vocab file is what spm_train writes: piece, tab, score.
+  std::ostringstream vocab;
+  for (int id = 0; id < sp_->GetPieceSize(); ++id) {
+    vocab << sp_->IdToPiece(id) << '\t' << sp_->GetScore(id) << '\n';
+  }
+  write_file_atomic(model_prefix + ".model", model_proto);
+  write_file_atomic(model_prefix + ".vocab", vocab.str());
+}
+
+std::vector<int64_t> SentencePieceEncoder::encode(std::string_view text) const {
+  std::vector<int> ids;
+  const auto status = sp_->Encode(text, &ids);
+  if (!status.ok()) throw Error("sentencepiece encode failed: " + status.ToString());
+  return std::vector<int64_t>(ids.begin(), ids.end());
+}
+
+std::vector<std::string> SentencePieceEncoder::encode_as_pieces(std::string_view text) const {
+  std::vector<std::string> pieces;
+  const auto status = sp_->Encode(text, &pieces);
+  if (!status.ok()) throw Error("sentencepiece encode failed: " + status.ToString());
+  return pieces;
+}
+
+int64_t SentencePieceEncoder::vocab_size() const { return sp_->GetPieceSize(); }
+
+std::string SentencePieceEncoder::decode(const std::vector<int64_t>& ids) const {
+  std::vector<int> kept;
+  kept.reserve(ids.size());
+  for (int64_t id : ids) {
+    if (id == kPadId) continue;
+    if (id < 0 || id >= vocab_size()) {
+      throw Error("sentencepiece: id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                  std::to_string(vocab_size()) + "); were these ids made with another model?");
+    }
+    kept.push_back(static_cast<int>(id));
+  }
+  std::string text;
+  const auto status = sp_->Decode(kept, &text);
+  if (!status.ok()) throw Error("sentencepiece decode failed: " + status.ToString());
+  return text;
+}
+
+std::vector<std::string> SentencePieceEncoder::decode_list(const std::vector<int64_t>& ids) const {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int64_t id : ids) out.push_back(id_to_piece(id));
+  return out;
+}
+
+std::string SentencePieceEncoder::id_to_piece(int64_t id) const {
+  if (id < 0 || id >= vocab_size()) {
+    throw Error("sentencepiece: id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                std::to_string(vocab_size()) + ")");
+  }
+  return sp_->IdToPiece(static_cast<int>(id));
+}
+
+int64_t SentencePieceEncoder::piece_to_id(std::string_view piece) const {
+  return sp_->PieceToId(piece);
+}
+
+}  // namespace t2t

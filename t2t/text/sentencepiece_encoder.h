@@ -1,0 +1,83 @@
+// A TextEncoder over a SentencePiece model (libsentencepiece), trained in
+// process. Its ids follow T2T's convention: 0 = "<pad>", 1 = "<EOS>",
+// 2 = "<unk>", no BOS; so models and data built with it fit the rest of t2t.
+//
+// Text round trips exactly when every character of it is in the model: the
+// normalization defaults to "identity" and whitespace is kept as is (the
+// SentencePiece defaults, NFKC and collapsing spaces, would change text).
+// Characters the model lacks (byte_fallback is off) encode as <unk> and
+// decode as "⁇", the most SentencePiece can do without byte pieces.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "t2t/text/text_encoder.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace t2t {
+
+struct SentencePieceOptions {
+  std::string model_type = "unigram";  // or "bpe"
+  int vocab_size = 8000;
+  // Share of characters the model must cover; the rest become <unk>.
+  // 0.9995 suits Chinese's large character set (SentencePiece's advice).
+  double character_coverage = 0.9995;
+  // Train on a random sample of at most this many sentences: training time
+  // and memory grow with the sample, and quality barely does beyond it.
+  int64_t input_sentence_size = 1000000;
+  uint32_t seed = 1;                                 // for the sample
+  int num_threads = 0;                               // 0: all cores
+  std::string normalization_rule_name = "identity";  // or "nmt_nfkc", "nfkc", ...
+  // False lets SentencePiece return a smaller vocabulary when the corpus
+  // cannot fill vocab_size instead of failing.
+  bool hard_vocab_limit = true;
+  int max_sentence_length = 4192;  // bytes; longer sentences are skipped
+};
+
+class SentencePieceEncoder : public TextEncoder {
+ public:
+  // Loads MODEL.model. Throws t2t::Error naming the file when it cannot.
+  explicit SentencePieceEncoder(const std::string& model_path);
+  ~SentencePieceEncoder() override;
+  SentencePieceEncoder(SentencePieceEncoder&&) noexcept;
+  SentencePieceEncoder& operator=(SentencePieceEncoder&&) noexcept;
+
+  // Trains a model, writes MODEL_PREFIX.model and MODEL_PREFIX.vocab (piece
+  // and score per line) atomically, and returns the loaded encoder.
+  static SentencePieceEncoder train(const std::vector<std::string>& sentences,
+                                    const std::string& model_prefix,
+                                    const SentencePieceOptions& options = {});
+  // The same over a text file, one sentence per line.
+  static SentencePieceEncoder train_from_file(const std::string& text_path,
+                                              const std::string& model_prefix,
+                                              const SentencePieceOptions& options = {});
+
+  std::vector<int64_t> encode(std::string_view text) const override;
+  std::vector<std::string> encode_as_pieces(std::string_view text) const;
+  // Padding is dropped and EOS decodes to nothing; throws t2t::Error on an
+  // id outside the vocabulary.
+  std::string decode(const std::vector<int64_t>& ids) const override;
+  std::vector<std::string> decode_list(const std::vector<int64_t>& ids) const override;
+  int64_t vocab_size() const override;
+
+  int64_t unk_id() const { return 2; }
+  std::string id_to_piece(int64_t id) const;
+  int64_t piece_to_id(std::string_view piece) const;
+
+ private:
+  SentencePieceEncoder();
+  void load_serialized(const std::string& model_proto, const std::string& origin);
+  // Writes MODEL_PREFIX.model and MODEL_PREFIX.vocab.
+  void write_files(const std::string& model_proto, const std::string& model_prefix) const;
+
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+};
+
+}  // namespace t2t
