@@ -130,10 +130,14 @@ t2t_require(cxxopts_FOUND "cxxopts" "libcxxopts-dev")
 pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
 t2t_require(SENTENCEPIECE_FOUND "SentencePiece" "libsentencepiece-dev")
 
-find_package(Protobuf QUIET)
-t2t_require(Protobuf_FOUND "protobuf" "libprotobuf-dev protobuf-compiler")
-if(NOT Protobuf_PROTOC_EXECUTABLE)
-  message(FATAL_ERROR "t2t needs protoc. ${T2T_APT_HINT} protobuf-compiler")
+# t2t reads and writes protocol buffers (tf.train.Example, TensorBoard
+# events) with its own small wire-format code and links no protobuf run-time:
+# Debian's SentencePiece carries a private copy of one, and two copies in one
+# process clash. protoc is still needed: the tests check our bytes against
+# protobuf's own Python implementation using t2t/proto/*.proto.
+find_program(T2T_PROTOC protoc)
+if(NOT T2T_PROTOC)
+  message(FATAL_ERROR "t2t needs protoc (for its tests). ${T2T_APT_HINT} protobuf-compiler")
 endif()
 
 find_package(CURL QUIET)
@@ -145,5 +149,5 @@ t2t_require(LibArchive_FOUND "libarchive" "libarchive-dev")
 find_package(Threads REQUIRED)
 
 set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)
-set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE protobuf::libprotobuf CURL::libcurl
+set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE CURL::libcurl
     LibArchive::LibArchive ${CMAKE_DL_LIBS})

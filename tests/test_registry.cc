@@ -86,6 +86,10 @@ namespace {
 class RegistryTestProblem : public t2t::Problem {
  public:
   std::string description() const override { return "test problem"; }
+  void generate_data(const std::string&, const std::string&, const t2t::GenerateOptions&) override {}
+
+ protected:
+  t2t::FeatureEncoders load_encoders(const std::string&) const override { return {}; }
 };
 }  // namespace
 T2T_REGISTER_PROBLEM(RegistryTestProblem);
@@ -98,6 +102,11 @@ TEST_CASE("problems register by macro and accept the _rev suffix", "[registry]")
   auto r = t2t::create_problem("registry_test_problem_rev");
   CHECK(r->name() == "registry_test_problem");
   CHECK(r->reversed());
+  CHECK(p->data_filepaths("/d", "train").size() == 100);
+  CHECK(p->data_filepaths("/d", "train")[7] == "/d/registry_test_problem-train-00007-of-00100");
+  CHECK(p->data_filepaths("/d", "dev") ==
+        std::vector<std::string>{"/d/registry_test_problem-dev-00000-of-00001"});
+  REQUIRE_THROWS_WITH(p->data_filepaths("/d", "test"), Catch::Contains("has no split 'test'"));
   REQUIRE_THROWS_WITH(t2t::create_problem("registry_test_problm"),
                       Catch::Contains("Did you mean registry_test_problem"));
 }

@@ -20,6 +20,10 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // letter or digit and an upper-case letter; finally lower-case everything.
 std::string camelcase_to_snakecase(std::string_view name);
 
+// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or
+// code points above U+10FFFF).
+bool is_valid_utf8(std::string_view s);
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 

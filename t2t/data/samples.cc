@@ -1,0 +1,148 @@
+#include "t2t/data/samples.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/string_util.h"
+
+namespace t2t {
+
+namespace {
+
+std::ifstream open_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("cannot open '" + path + "': " + std::strerror(errno) +
+                ". Check the path, or let t2t-datagen download the data into --tmp_dir");
+  return in;
+}
+
+bool read_line(std::ifstream& in, std::string* line) {
+  if (!std::getline(in, *line)) return false;
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return true;
+}
+
+}  // namespace
+
+std::string SampleStats::summary() const {
+  std::string s = std::to_string(kept()) + " of " + std::to_string(read) + " pairs kept";
+  std::vector<std::string> dropped;
+  if (empty) dropped.push_back(std::to_string(empty) + " with an empty side");
+  if (invalid_utf8) dropped.push_back(std::to_string(invalid_utf8) + " with invalid UTF-8");
+  if (too_long) dropped.push_back(std::to_string(too_long) + " over the length limit");
+  if (!dropped.empty()) s += " (dropped " + join(dropped, ", ") + ")";
+  return s;
+}
+
+ParallelTextReader::ParallelTextReader(std::string source_path, std::string target_path)
+    : source_path_(std::move(source_path)),
+      target_path_(std::move(target_path)),
+      source_(open_text(source_path_)),
+      target_(open_text(target_path_)) {}
+
+bool ParallelTextReader::next(TextPair* pair) {
+  bool has_source = read_line(source_, &pair->source);
+  bool has_target = read_line(target_, &pair->target);
+  if (has_source != has_target) {
+    const std::string& shorter = has_source ? target_path_ : source_path_;
+    const std::string& longer = has_source ? source_path_ : target_path_;
+    throw Error("parallel files differ in length: '" + shorter + "' ends after " +
+                std::to_string(line_) + " lines but '" + longer +
+                "' goes on. Each line of one must translate the same line of the other.");
+  }
+  if (has_source) ++line_;
+  return has_source;
+}
+
+TabSeparatedReader::TabSeparatedReader(std::string path)
+    : path_(std::move(path)), in_(open_text(path_)) {}
+
+bool TabSeparatedReader::next(TextPair* pair) {
+  std::string line;
+  while (read_line(in_, &line)) {
+    ++line_;
+    if (trim(line).empty()) continue;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos)
+      throw Error("'" + path_ + "' line " + std::to_string(line_) +
+                  " has no tab: expected 'source<TAB>target[<TAB>...]'");
+    size_t tab2 = line.find('\t', tab + 1);
+    pair->source = line.substr(0, tab);
+    pair->target = line.substr(tab + 1, tab2 == std::string::npos ? std::string::npos : tab2 - tab - 1);
+    return true;
+  }
+  return false;
+}
+
+ConcatStream::ConcatStream(std::vector<std::unique_ptr<SampleStream>> parts)
+    : parts_(std::move(parts)) {}
+
+bool ConcatStream::next(TextPair* pair) {
+  while (current_ < parts_.size()) {
+    if (parts_[current_]->next(pair)) return true;
+    parts_[current_].reset();  // close its files early
+    ++current_;
+  }
+  return false;
+}
+
+bool VectorStream::next(TextPair* pair) {
+  if (pos_ >= pairs_.size()) return false;
+  *pair = pairs_[pos_++];
+  return true;
+}
+
+FilteredStream::FilteredStream(std::unique_ptr<SampleStream> inner, std::string what,
+                               int64_t max_line_bytes, int64_t max_cases)
+    : inner_(std::move(inner)),
+      what_(std::move(what)),
+      max_line_bytes_(max_line_bytes),
+      max_cases_(max_cases) {}
+
+bool FilteredStream::next(TextPair* pair) {
+  while (true) {
+    if (max_cases_ > 0 && stats_.kept() >= max_cases_) return false;
+    if (!inner_->next(pair)) return false;
+    ++stats_.read;
+    const char* why = nullptr;
+    if (!is_valid_utf8(pair->source) || !is_valid_utf8(pair->target)) {
+      ++stats_.invalid_utf8;
+      why = "invalid UTF-8";
+    } else {
+      pair->source = trim(pair->source);
+      pair->target = trim(pair->target);
+      if (pair->source.empty() || pair->target.empty()) {
+        ++stats_.empty;
+        why = "an empty side";
+      } else if (max_line_bytes_ > 0 &&
+                 (static_cast<int64_t>(pair->source.size()) > max_line_bytes_ ||
+                  static_cast<int64_t>(pair->target.size()) > max_line_bytes_)) {
+        ++stats_.too_long;
+        why = "a side over the length limit";
+      }
+    }
+    if (!why) return true;
+    // Empty lines are common and harmless; the rest deserve a look.
+    if (std::strcmp(why, "an empty side") != 0 && warnings_ < 5) {
+      ++warnings_;
+      spdlog::warn("{}: skipping pair {} ({}){}", what_, stats_.read, why,
+                   warnings_ == 5 ? "; further skips are only counted" : "");
+    }
+  }
+}
+
+std::string strip_sgml(const std::string& line) {
+  std::string out;
+  bool in_tag = false;
+  for (char c : line) {
+    if (c == '<') in_tag = true;
+    else if (c == '>') in_tag = false;
+    else if (!in_tag) out += c;
+  }
+  return trim(out);
+}
+
+}  // namespace t2t

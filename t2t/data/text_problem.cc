@@ -1,0 +1,163 @@
+#include "t2t/data/text_problem.h"
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/data/shard_writer.h"
+#include "t2t/io/example.h"
+#include "t2t/text/text_encoder.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+VocabSpec Text2TextProblem::vocab_spec_in(const std::string& data_dir) const {
+  VocabSpec spec = vocab_spec();
+  if (spec.type == VocabType::kSubword || spec.type == VocabType::kByte) return spec;
+  VocabSpec t2t_spec = spec;
+  t2t_spec.type = VocabType::kSubword;
+  std::string lang = separate_vocabularies() ? source_suffix() : "";
+  if (fs::exists(fs::path(data_dir) / vocab_filename(name(), t2t_spec, lang))) return t2t_spec;
+  return spec;
+}
+
+std::string Text2TextProblem::source_vocab_path(const std::string& data_dir) const {
+  std::string lang = separate_vocabularies() ? source_suffix() : "";
+  return (fs::path(data_dir) / vocab_filename(name(), vocab_spec_in(data_dir), lang)).string();
+}
+
+std::string Text2TextProblem::target_vocab_path(const std::string& data_dir) const {
+  std::string lang = separate_vocabularies() ? target_suffix() : "";
+  return (fs::path(data_dir) / vocab_filename(name(), vocab_spec_in(data_dir), lang)).string();
+}
+
+FeatureEncoders Text2TextProblem::load_encoders(const std::string& data_dir) const {
+  const VocabSpec spec = vocab_spec_in(data_dir);
+  FeatureEncoders enc;
+  const std::string src = source_vocab_path(data_dir);
+  if (!vocab_exists(src, spec))
+    throw Error("no vocabulary for problem " + name() + " at '" + src +
+                "'. Run t2t-datagen --problem=" + name() + " --data_dir=" + data_dir + " first.");
+  enc.inputs = load_vocab(src, spec);
+  if (separate_vocabularies()) {
+    const std::string tgt = target_vocab_path(data_dir);
+    if (!vocab_exists(tgt, spec))
+      throw Error("no target vocabulary for problem " + name() + " at '" + tgt +
+                  "'. Run t2t-datagen --problem=" + name() + " first.");
+    enc.targets = load_vocab(tgt, spec);
+  } else {
+    enc.targets = enc.inputs;
+    enc.shared = true;
+  }
+  return enc;
+}
+
+namespace {
+
+// Keeps a uniform random sample of at most `capacity` sentences from a
+// stream of unknown length (reservoir sampling), so that learning a
+// vocabulary never needs the whole corpus in memory.
+class Reservoir {
+ public:
+  Reservoir(size_t capacity, uint64_t seed) : capacity_(capacity), rng_(seed) {}
+  void add(const std::string& s) {
+    ++seen_;
+    if (sample_.size() < capacity_) {
+      sample_.push_back(s);
+      return;
+    }
+    std::uniform_int_distribution<uint64_t> pick(0, seen_ - 1);
+    uint64_t j = pick(rng_);
+    if (j < capacity_) sample_[j] = s;
+  }
+  const std::vector<std::string>& sample() const { return sample_; }
+
+ private:
+  size_t capacity_;
+  uint64_t seen_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<std::string> sample_;
+};
+
+}  // namespace
+
+void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std::string& tmp_dir,
+                                          const GenerateOptions& options) const {
+  const VocabSpec spec = vocab_spec_in(data_dir);
+  if (spec.type == VocabType::kByte) return;
+  const std::string src_path = source_vocab_path(data_dir);
+  const std::string tgt_path = target_vocab_path(data_dir);
+  const bool separate = separate_vocabularies();
+  if (vocab_exists(src_path, spec) && (!separate || vocab_exists(tgt_path, spec))) {
+    spdlog::info("using the existing {} vocabularies in {}", vocab_type_name(spec.type), data_dir);
+    return;
+  }
+  auto start = std::chrono::steady_clock::now();
+  const size_t capacity = static_cast<size_t>(vocab_sample_sentences());
+  Reservoir source(capacity, options.seed), target(capacity, options.seed + 1);
+  FilteredStream stream(generate_samples("train", tmp_dir), name() + " train (vocabulary)",
+                        options.max_line_bytes < 0 ? max_line_bytes() : options.max_line_bytes,
+                        options.max_cases);
+  TextPair pair;
+  while (stream.next(&pair)) {
+    source.add(pair.source);
+    (separate ? target : source).add(pair.target);
+  }
+  if (stream.stats().kept() == 0)
+    throw Error("problem " + name() + " produced no training pairs to learn a vocabulary from (" +
+                stream.stats().summary() + ")");
+  spdlog::info("learning {} vocabulary of ~{} from {} sentences{}", vocab_type_name(spec.type),
+               spec.size, source.sample().size(), separate ? " per language" : "");
+  learn_vocab(source.sample(), spec, src_path, options.threads);
+  if (separate) learn_vocab(target.sample(), spec, tgt_path, options.threads);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("vocabularies written to {} in {:.1f} s", data_dir, secs);
+}
+
+void Text2TextProblem::generate_data(const std::string& data_dir, const std::string& tmp_dir,
+                                     const GenerateOptions& options) {
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec) throw Error("cannot create --data_dir '" + data_dir + "': " + ec.message());
+  learn_vocabularies(data_dir, tmp_dir, options);
+  const FeatureEncoders enc = load_encoders(data_dir);
+
+  // Each pair becomes a tf.train.Example with int64 features "inputs" and
+  // "targets", EOS appended to both, as T2T writes them.
+  auto encode = [&enc](const TextPair& pair) {
+    std::vector<int64_t> inputs = enc.inputs->encode(pair.source);
+    std::vector<int64_t> targets = enc.targets->encode(pair.target);
+    inputs.push_back(kEosId);
+    targets.push_back(kEosId);
+    return EncodedExample{serialize_example({{"inputs", inputs}, {"targets", targets}}),
+                          static_cast<int64_t>(inputs.size()),
+                          static_cast<int64_t>(targets.size())};
+  };
+
+  uint64_t split_seed = options.seed;
+  for (const SplitSpec& split : dataset_splits()) {
+    ++split_seed;
+    const auto paths = data_filepaths(data_dir, split.name);
+    bool complete = true;
+    for (const auto& p : paths) complete = complete && fs::exists(p);
+    if (complete) {
+      spdlog::info("{} {}: all {} shards exist, skipping", name(), split.name, paths.size());
+      continue;
+    }
+    FilteredStream stream(generate_samples(split.name, tmp_dir), name() + " " + split.name,
+                          options.max_line_bytes < 0 ? max_line_bytes() : options.max_line_bytes,
+                          options.max_cases);
+    ShardWriteResult r = write_shuffled_shards(stream, encode, paths, options.threads, split_seed);
+    spdlog::info("{} {}: wrote {} examples into {} shards in {:.1f} s ({:.0f} pairs/s); {}", name(),
+                 split.name, r.examples, paths.size(), r.seconds,
+                 r.seconds > 0 ? r.examples / r.seconds : 0.0, stream.stats().summary());
+    if (r.examples == 0)
+      throw Error("problem " + name() + " produced no " + split.name + " examples (" +
+                  stream.stats().summary() + ")");
+  }
+}
+
+}  // namespace t2t

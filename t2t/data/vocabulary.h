@@ -1,0 +1,52 @@
+// Which vocabulary a text problem uses, where its file lives in data_dir,
+// and how it is learned from a sample of the training text or loaded back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace t2t {
+
+class TextEncoder;  // t2t/text/text_encoder.h
+
+enum class VocabType {
+  kSentencePiece,  // default: learned in-process, unigram or BPE
+  kSubword,        // T2T's SubwordTextEncoder, compatible with its .subwords files
+  kByte,           // UTF-8 bytes, nothing to learn
+  kToken,          // whitespace tokens, the most frequent ones
+};
+
+// "sentencepiece" (or "spm"), "subword", "byte", "token".
+VocabType parse_vocab_type(const std::string& name);
+std::string vocab_type_name(VocabType type);
+
+struct VocabSpec {
+  VocabType type = VocabType::kSentencePiece;
+  int64_t size = 1 << 15;                 // approximate for subword and sentencepiece
+  std::string model_type = "unigram";     // sentencepiece: unigram or bpe
+  int64_t max_subtoken_length = 200;      // subword
+};
+
+// The file name in data_dir, as T2T names it: "vocab.<problem>.<size>.subwords"
+// for subword, "vocab.<problem>.<size>.spm" + ".model" for SentencePiece,
+// "vocab.<problem>.<size>.tokens" for token; `lang` (e.g. "en") is appended
+// before the extension SentencePiece adds, when source and target have
+// separate vocabularies. Empty for byte.
+std::string vocab_filename(const std::string& problem, const VocabSpec& spec,
+                           const std::string& lang);
+
+// Loads the vocabulary stored at `path` (as vocab_filename names it).
+std::shared_ptr<TextEncoder> load_vocab(const std::string& path, const VocabSpec& spec);
+
+// Learns a vocabulary from `sample` (sentences of one language, or both for
+// a shared vocabulary), stores it at `path` atomically and returns it.
+std::shared_ptr<TextEncoder> learn_vocab(const std::vector<std::string>& sample,
+                                         const VocabSpec& spec, const std::string& path,
+                                         int threads);
+
+// True when the vocabulary file(s) for `path` exist.
+bool vocab_exists(const std::string& path, const VocabSpec& spec);
+
+}  // namespace t2t
