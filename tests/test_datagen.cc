@@ -9,6 +9,7 @@
 #include "t2t/data/problem.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
+#include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/cli_test_util.h"
 
@@ -236,4 +237,46 @@ TEST_CASE("protobuf's own implementation reads our shards and we read its", "[da
   CHECK(read[0]["inputs"] == std::vector<int64_t>{5, 7, 300, 1});
   CHECK(read[2]["targets"] == std::vector<int64_t>{9, 1});
   CHECK(read[3]["inputs"] == std::vector<int64_t>{4, 1});  // the unpacked list
+}
+
+TEST_CASE("T2T subword vocabularies already in data_dir are used as they are", "[datagen][e2e]") {
+  TempDir dir("datagen_t2t_vocab");
+  const std::string data = dir / "data";
+  fs::create_directories(data);
+  const std::string sample = std::string(T2T_SOURCE_DIR) + "/data/sample/";
+  for (const std::string lang : {"en", "zh"}) {
+    std::ifstream in(sample + "train." + lang);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    t2t::SubwordTextEncoder::build_from_corpus(lines, 600)
+        .store_to_file(data + "/vocab.translate_enzh_sample.1024.subwords." + lang);
+  }
+  auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("using the existing subword vocabularies"));
+  CHECK_FALSE(fs::exists(data + "/vocab.translate_enzh_sample.1024.spm.en.model"));
+  auto enc = t2t::create_problem("translate_enzh_sample")->feature_encoders(data);
+  auto* en = dynamic_cast<t2t::SubwordTextEncoder*>(enc.inputs.get());
+  REQUIRE(en != nullptr);
+  auto en_file = t2t::SubwordTextEncoder::load(data + "/vocab.translate_enzh_sample.1024.subwords.en");
+  t2t::TFRecordReader reader(data + "/translate_enzh_sample-dev-00000-of-00001");
+  std::string record;
+  REQUIRE(reader.next(&record));
+  auto inputs = t2t::parse_example(record)["inputs"];
+  std::vector<int64_t> ids(inputs.begin(), inputs.end() - 1);
+  std::vector<int64_t> again = en_file.encode(en_file.decode(ids));
+  CHECK(again == ids);
+}
+
+TEST_CASE("the shipped YAML problem in configs/problems generates", "[datagen][e2e]") {
+  TempDir dir("datagen_config_problem");
+  const std::string yaml = std::string(T2T_SOURCE_DIR) + "/configs/problems/sample_bpe.yaml";
+  auto r = run_command("./t2t-datagen --t2t_usr_dir=" + yaml +
+                       " --problem=translate_enzh_sample_bpe --data_dir=" + (dir / "data"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(dir / "data/vocab.translate_enzh_sample_bpe.2000.spm.model"));
+  CHECK(t2t::count_tfrecords(dir / "data/translate_enzh_sample_bpe-dev-00000-of-00001") ==
+        count_lines(std::string(T2T_SOURCE_DIR) + "/data/sample/dev.en"));
 }
