@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "t2t/core/hparams.h"
-#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
 
 using t2t::test::run_command;
 

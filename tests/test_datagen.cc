@@ -11,24 +11,14 @@
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;
+using t2t::test::TempDir;
 
 namespace {
 
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("t2t_test_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
   fs::create_directories(fs::path(path).parent_path());
@@ -201,8 +191,10 @@ TEST_CASE("parallel files of different lengths are a clear error", "[datagen][e2
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("parallel files differ in length"));
   CHECK_THAT(r.output, Catch::Contains("train.zh' ends after 1 lines"));
-  // Nothing that looks like a finished shard is left.
+  // Nothing that looks like a finished shard, and no temporary file, is left.
   CHECK_FALSE(fs::exists(dir / "data/mismatch_problem-train-00000-of-00010"));
+  for (const auto& e : fs::directory_iterator(dir / "data"))
+    CHECK(e.path().string().find(".tmp") == std::string::npos);
 
 }
 

@@ -8,23 +8,14 @@
 
 #include "t2t/data/problem.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;
+using t2t::test::TempDir;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("t2t_test_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 void write_text(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());

@@ -89,6 +89,15 @@ std::vector<std::string> split_top_level(const std::string& s) {
   return out;
 }
 
+// "[a,b,c]". Appending in place also sidesteps a GCC 12 -O3 false
+// -Wstringop-overflow on `"[" + join(...) + "]"`.
+std::string bracketed(const std::vector<std::string>& parts) {
+  std::string out = "[";
+  out += join(parts, ",");
+  out += ']';
+  return out;
+}
+
 bool valid_name(const std::string& n) {
   if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
   for (char c : n)
@@ -117,7 +126,7 @@ std::string hvalue_to_string(const HValue& v) {
     default: {
       std::vector<std::string> parts;
       for (int64_t x : std::get<std::vector<int64_t>>(v)) parts.push_back(std::to_string(x));
-      return "[" + join(parts, ",") + "]";
+      return bracketed(parts);
     }
   }
 }
@@ -278,7 +287,7 @@ std::string scalar_text(const YAML::Node& node) {
   if (node.IsSequence()) {
     std::vector<std::string> parts;
     for (const auto& item : node) parts.push_back(item.as<std::string>());
-    return "[" + join(parts, ",") + "]";
+    return bracketed(parts);
   }
   return node.as<std::string>();
 }

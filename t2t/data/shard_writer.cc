@@ -96,19 +96,30 @@ ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& 
       spdlog::info("  encoded {} pairs ({:.0f} pairs/s)", result.examples, result.examples / secs);
     }
   };
-  bool more = true;
-  while (more) {
-    std::vector<TextPair> chunk;
-    chunk.reserve(kChunkPairs);
-    TextPair pair;
-    while (chunk.size() < kChunkPairs && (more = stream.next(&pair))) chunk.push_back(std::move(pair));
-    if (!chunk.empty())
-      pending.push_back(std::async(std::launch::async, encode_chunk, std::cref(encode), std::move(chunk)));
-    // Keep a bounded number of chunks in flight: the workers stay busy and
-    // memory stays flat.
-    while (pending.size() > static_cast<size_t>(workers) || (!more && !pending.empty())) drain_one();
+  try {
+    bool more = true;
+    while (more) {
+      std::vector<TextPair> chunk;
+      chunk.reserve(kChunkPairs);
+      TextPair pair;
+      while (chunk.size() < kChunkPairs && (more = stream.next(&pair)))
+        chunk.push_back(std::move(pair));
+      if (!chunk.empty())
+        pending.push_back(
+            std::async(std::launch::async, encode_chunk, std::cref(encode), std::move(chunk)));
+      // Keep a bounded number of chunks in flight: the workers stay busy and
+      // memory stays flat.
+      while (pending.size() > static_cast<size_t>(workers) || (!more && !pending.empty()))
+        drain_one();
+    }
+    for (auto& w : writers) w->close();
+  } catch (...) {
+    // Bad input or a full disk: leave no temporary files behind.
+    pending.clear();
+    writers.clear();
+    for (const auto& u : unshuffled) fs::remove(u);
+    throw;
   }
-  for (auto& w : writers) w->close();
 
   if (result.examples == 0) {
     for (const auto& u : unshuffled) fs::remove(u);

@@ -204,20 +204,9 @@ SubwordTextEncoder SubwordTextEncoder::from_subtokens(std::vector<std::string> s
 }
 
 SubwordTextEncoder SubwordTextEncoder::load(const std::string& vocab_path) {
-  const std::string content = read_file(vocab_path);
   std::vector<std::string> subtokens;
-  size_t pos = 0, line_no = 0;
-  while (pos < content.size()) {
-    size_t nl = content.find('\n', pos);
-    if (nl == std::string::npos) nl = content.size();
-    const std::string_view line(content.data() + pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (!is_valid_utf8(line)) {
-      throw Error("subword vocab file '" + vocab_path + "' line " + std::to_string(line_no) +
-                  " is not valid UTF-8; is this really a .subwords vocabulary?");
-    }
-    const std::u32string text = utf8_to_u32(line);
+  for (const std::u32string& text :
+       read_utf8_lines(vocab_path, "is this really a .subwords vocabulary?")) {
     std::u32string_view s = python_rstrip(text);
     // T2T writes single quotes; other tools write double quotes or none.
     if (!s.empty() &&

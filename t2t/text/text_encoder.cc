@@ -78,20 +78,9 @@ std::vector<std::string> ByteTextEncoder::decode_list(const std::vector<int64_t>
 
 TokenTextEncoder TokenTextEncoder::from_file(const std::string& vocab_path,
                                              std::optional<std::string> replace_oov, bool reverse) {
-  const std::string content = read_file(vocab_path);
   std::vector<std::string> tokens;
-  size_t pos = 0, line_no = 0;
-  while (pos < content.size()) {
-    size_t nl = content.find('\n', pos);
-    if (nl == std::string::npos) nl = content.size();
-    const std::string_view line(content.data() + pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (!is_valid_utf8(line)) {
-      throw Error("vocab file '" + vocab_path + "' line " + std::to_string(line_no) +
-                  " is not valid UTF-8; vocab files must be UTF-8 text");
-    }
-    const std::u32string text = utf8_to_u32(line);
+  for (const std::u32string& text :
+       read_utf8_lines(vocab_path, "vocab files must be UTF-8 text")) {
     tokens.push_back(u32_to_utf8(python_strip(text)));
   }
   if (tokens.empty()) {

@@ -8,6 +8,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
+#include "t2t/core/string_util.h"
 #include "t2t/text/unicode_alnum_table.h"
 
 namespace t2t {
@@ -314,6 +315,23 @@ TokenCounts corpus_token_counts(const std::string& file_pattern, int64_t max_lin
     if (!split_on_newlines) count_tokens(doc, counts);
   }
   return counts;
+}
+
+std::vector<std::u32string> read_utf8_lines(const std::string& path, const std::string& what_is_it) {
+  const std::string content = read_file(path);
+  std::vector<std::u32string> lines;
+  size_t pos = 0;
+  while (pos < content.size()) {
+    size_t nl = content.find('\n', pos);
+    if (nl == std::string::npos) nl = content.size();
+    const std::string_view line(content.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (!is_valid_utf8(line))
+      throw Error("vocab file '" + path + "' line " + std::to_string(lines.size() + 1) +
+                  " is not valid UTF-8; " + what_is_it);
+    lines.push_back(utf8_to_u32(line));
+  }
+  return lines;
 }
 
 }  // namespace t2t

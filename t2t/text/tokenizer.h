@@ -35,6 +35,11 @@ std::string u32_to_utf8(std::u32string_view text);
 // Python's str.isspace(): the characters str.strip() and str.split() use.
 bool is_python_space(char32_t c);
 std::u32string_view python_strip(std::u32string_view s);
+
+// The lines of a UTF-8 vocabulary file as code points, '\n' removed (a
+// final line without one counts). Throws t2t::Error naming `path`, the line
+// and `what_is_it` when a line is not valid UTF-8.
+std::vector<std::u32string> read_utf8_lines(const std::string& path, const std::string& what_is_it);
 std::u32string_view python_rstrip(std::u32string_view s);
 // Python's str.split() with no separator: runs of whitespace separate
 // fields, and leading or trailing whitespace yields no empty fields.
