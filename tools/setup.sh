@@ -86,7 +86,8 @@ build_t2t() {
     args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
   say "configuring in $T2T_BUILD_DIR"
-  cmake "${args[@]}" >"$T2T_BUILD_DIR.configure.log" 2>&1 || { cat "$T2T_BUILD_DIR.configure.log" >&2; die "cmake configure failed (log above)"; }
+  mkdir -p "$T2T_BUILD_DIR"
+  cmake "${args[@]}" >"$T2T_BUILD_DIR/configure.log" 2>&1 || { cat "$T2T_BUILD_DIR/configure.log" >&2; die "cmake configure failed (log above)"; }
   say "building with $T2T_JOBS jobs"
   cmake --build "$T2T_BUILD_DIR" -j "$T2T_JOBS" || die "build failed"
 }
