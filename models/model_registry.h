@@ -1,7 +1,8 @@
 // The Model registry. Models register with T2T_REGISTER_MODEL(ClassName) and
-// are built from hyperparameters alone: they know nothing of flags, training
-// loops or search. This header stays free of LibTorch so that the command
-// line front ends can list models cheaply.
+// are built from hyperparameters and the problem's FeatureInfo alone: they
+// know nothing of flags, training loops or search. This header stays free of
+// LibTorch so that the command line front ends can list models cheaply; the
+// macro is used where the model's class (and so models/t2t_model.h) is known.
 #pragma once
 
 #include <functional>
@@ -12,8 +13,9 @@
 
 namespace t2t {
 
-class T2TModel;  // models/t2t_model.h
-using ModelFactory = std::function<std::shared_ptr<T2TModel>(const HParams&)>;
+class T2TModel;      // models/t2t_model.h
+struct FeatureInfo;  // models/t2t_model.h
+using ModelFactory = std::function<std::shared_ptr<T2TModel>(const HParams&, const FeatureInfo&)>;
 Registry<ModelFactory>& model_registry();
 
 }  // namespace t2t
@@ -21,7 +23,8 @@ Registry<ModelFactory>& model_registry();
 #define T2T_REGISTER_MODEL(Class)                                                              \
   static ::t2t::Registrar<::t2t::ModelFactory> T2T_CONCAT(t2t_model_registrar_, Class)(         \
       ::t2t::model_registry(), ::t2t::camelcase_to_snakecase(#Class),                          \
-      [](const ::t2t::HParams& hp) -> std::shared_ptr<::t2t::T2TModel> {                       \
-        return std::make_shared<Class>(hp);                                                    \
+      [](const ::t2t::HParams& hp,                                                             \
+         const ::t2t::FeatureInfo& features) -> std::shared_ptr<::t2t::T2TModel> {             \
+        return std::make_shared<Class>(hp, features);                                          \
       },                                                                                       \
       {#Class, __FILE__})

@@ -1,0 +1,23 @@
+#include "models/t2t_model.h"
+
+namespace t2t {
+
+void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {
+  torch::NoGradGuard no_grad;
+  const auto idx = index.to(state.encoder_output.device(), torch::kLong);
+  auto select = [&idx](torch::Tensor& t) {
+    if (t.defined()) t = t.index_select(0, idx);
+  };
+  select(state.encoder_output);
+  select(state.encoder_padding);
+  // Self-attention caches are reordered whole, unused capacity included, so
+  // that the next step still appends in place.
+  for (auto& layer : state.layers) {
+    select(layer.self_keys);
+    select(layer.self_values);
+    select(layer.memory_keys);
+    select(layer.memory_values);
+  }
+}
+
+}  // namespace t2t

@@ -1,0 +1,77 @@
+// The interface every sequence-to-sequence model offers the trainer and the
+// decoder: teacher-forced logits for training and evaluation, and an
+// incremental decoder whose state the search can reorder and shrink.
+//
+// Token ids are int64 with 0 = padding; tensors are documented as
+// [batch, length, hidden]. Dropout follows torch::nn::Module::train()/eval():
+// T2T forces every dropout to 0 outside training, and so does eval().
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/model_registry.h"
+
+namespace t2t {
+
+// What a model needs to know about the problem's features.
+struct FeatureInfo {
+  int64_t input_vocab_size = 0;
+  int64_t target_vocab_size = 0;
+  // True only when inputs and targets use the very same vocabulary object:
+  // only then may their embeddings be one matrix.
+  bool shared_vocabulary = false;
+};
+
+// Cached tensors of one decoder layer. The self-attention caches have room
+// for `capacity` positions of which the state's `length` are filled, so a
+// step appends in place instead of copying the whole history.
+struct DecoderLayerCache {
+  torch::Tensor self_keys;      // [batch, heads, capacity, key_depth]
+  torch::Tensor self_values;    // [batch, heads, capacity, value_depth]
+  torch::Tensor memory_keys;    // [batch, heads, input_len, key_depth], from the encoder
+  torch::Tensor memory_values;  // [batch, heads, input_len, value_depth]
+};
+
+// Everything incremental decoding carries from one step to the next. Models
+// with other needs may derive from it.
+struct DecoderState {
+  virtual ~DecoderState() = default;
+
+  torch::Tensor encoder_output;   // [batch, input_len, hidden]
+  torch::Tensor encoder_padding;  // [batch, input_len] bool, true at padding
+  std::vector<DecoderLayerCache> layers;
+  int64_t length = 0;  // target positions decoded so far
+
+  int64_t batch_size() const { return encoder_output.size(0); }
+};
+
+class T2TModel : public torch::nn::Module {
+ public:
+  ~T2TModel() override = default;
+
+  // inputs [batch, input_len], targets [batch, target_len] (int64, 0 = pad)
+  // -> logits [batch, target_len, target_vocab] (float32, or the autocast
+  // dtype). Position t sees targets[:, :t] only: the decoder input is the
+  // targets shifted right by one with 0 first.
+  virtual torch::Tensor forward(const torch::Tensor& inputs, const torch::Tensor& targets) = 0;
+
+  // Runs the encoder once for inputs [batch, input_len]. Gradients are off
+  // inside start_decoding() and decode_step(); call eval() first for
+  // deterministic results.
+  virtual std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) = 0;
+
+  // last_ids [batch_in_state] (0 before the first step) -> logits
+  // [batch_in_state, target_vocab] for position state.length, which it then
+  // advances by one.
+  virtual torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) = 0;
+
+  // Keeps rows `index` [new_batch] (int64) of every batch-major tensor of the
+  // state, in that order: beam reordering, or dropping finished sentences.
+  virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
+};
+
+}  // namespace t2t

@@ -1,0 +1,213 @@
+#include "models/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "models/model_registry.h"
+#include "t2t/core/error.h"
+
+namespace t2t {
+namespace {
+
+bool bool_or(const HParams& hp, const std::string& name, bool fallback) {
+  return hp.has(name) ? hp.get_bool(name) : fallback;
+}
+
+void require(const HParams& hp, const std::string& name, const std::string& supported) {
+  if (!hp.has(name)) return;
+  const std::string value = hvalue_to_string(hp.value(name));
+  if (value != supported) {
+    throw Error("hparam " + name + "=" + value + " is not supported by the transformer; use " +
+                supported + ".");
+  }
+}
+
+int64_t layers_or_default(const HParams& hp, const std::string& name) {
+  const int64_t n = hp.has(name) ? hp.get_int(name) : 0;
+  return n > 0 ? n : hp.get_int("num_hidden_layers");
+}
+
+}  // namespace
+
+Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
+    : config_(TransformerLayerConfig::from_hparams(hp)) {
+  if (features.input_vocab_size <= 0 || features.target_vocab_size <= 0) {
+    throw Error("the transformer needs positive vocabulary sizes, got inputs " +
+                std::to_string(features.input_vocab_size) + " and targets " +
+                std::to_string(features.target_vocab_size) + ".");
+  }
+  if (features.shared_vocabulary && features.input_vocab_size != features.target_vocab_size) {
+    throw Error("a shared vocabulary must have one size, got inputs " +
+                std::to_string(features.input_vocab_size) + " and targets " +
+                std::to_string(features.target_vocab_size) + ".");
+  }
+  require(hp, "ffn_layer", "dense_relu_dense");
+  require(hp, "self_attention_type", "dot_product");
+  require(hp, "max_relative_position", "0");
+  const std::string pos = hp.has("pos") ? hp.get_string("pos") : "timing";
+  if (pos != "timing" && pos != "none") {
+    throw Error("hparam pos='" + pos +
+                "' is not supported by the transformer; use timing or none.");
+  }
+  timing_ = pos == "timing";
+  const std::string embedding_mode = hp.get_string("multiply_embedding_mode");
+  if (embedding_mode != "sqrt_depth" && embedding_mode != "none") {
+    throw Error("hparam multiply_embedding_mode='" + embedding_mode +
+                "' is not supported by the transformer; use sqrt_depth or none.");
+  }
+  const int64_t hidden = config_.hidden_size;
+  embedding_scale_ = embedding_mode == "sqrt_depth" ? std::sqrt(static_cast<double>(hidden)) : 1.0;
+  symbol_dropout_ = hp.has("symbol_dropout") ? hp.get_float("symbol_dropout") : 0.0;
+  causal_ = bool_or(hp, "causal_decoder_self_attention", true);
+
+  // T2T's symbol modality: N(0, hidden^-0.5) rows under T2T's variable names.
+  auto embedding = [&](const std::string& name, int64_t vocab) {
+    return register_parameter(
+        name, torch::randn({vocab, hidden}) * std::pow(static_cast<double>(hidden), -0.5));
+  };
+  // T2T shares the input embedding with the target one whenever the two
+  // vocabularies merely have the same size (its variables are named by
+  // size); here it takes the very same vocabulary.
+  const bool tie_softmax = hp.get_bool("shared_embedding_and_softmax_weights");
+  const bool share_inputs =
+      features.shared_vocabulary && (tie_softmax || bool_or(hp, "shared_embedding", false));
+  if (tie_softmax) {
+    target_embedding_ = softmax_weights_ = embedding("shared", features.target_vocab_size);
+  } else {
+    target_embedding_ =
+        embedding(share_inputs ? "shared" : "target_emb", features.target_vocab_size);
+    softmax_weights_ = embedding("softmax", features.target_vocab_size);
+  }
+  input_embedding_ =
+      share_inputs ? target_embedding_ : embedding("input_emb", features.input_vocab_size);
+
+  // T2T adds row `target_space_id` of a 32-row table to every input
+  // position. One problem is trained at a time, so only that row ever
+  // matters: it is kept as a single vector, drawn as that table would be.
+  if (bool_or(hp, "use_target_space_embedding", false)) {
+    auto table = torch::empty({32, hidden});
+    init_dense_weight(table, config_.initializer, config_.initializer_gain);
+    target_space_ = register_parameter("target_space_embedding", table[0].clone());
+  }
+
+  const int64_t num_encoder_layers = layers_or_default(hp, "num_encoder_layers");
+  const int64_t num_decoder_layers = layers_or_default(hp, "num_decoder_layers");
+  encoder_layers_ = register_module("encoder", torch::nn::ModuleList());
+  for (int64_t i = 0; i < num_encoder_layers; ++i) {
+    encoder_.push_back(EncoderLayer(config_));
+    encoder_layers_->push_back(encoder_.back());
+  }
+  // Pre-norm stacks end with one more normalisation (T2T applies
+  // layer_preprocess to the stack's output); for post-norm it is empty.
+  encoder_final_ = register_module("encoder_final", PrePostProcess(config_.preprocess, config_));
+  decoder_layers_ = register_module("decoder", torch::nn::ModuleList());
+  for (int64_t i = 0; i < num_decoder_layers; ++i) {
+    decoder_.push_back(DecoderLayer(config_, causal_));
+    decoder_layers_->push_back(decoder_.back());
+  }
+  decoder_final_ = register_module("decoder_final", PrePostProcess(config_.preprocess, config_));
+}
+
+torch::Tensor Transformer::embed(const torch::Tensor& weights, const torch::Tensor& ids) const {
+  // T2T marks padding by all-zero embeddings; zeroing rows for id 0 here
+  // keeps the shifted decoder input's first position zero as well.
+  auto scale = ids.ne(0).to(weights.scalar_type());
+  if (embedding_scale_ != 1.0) scale.mul_(embedding_scale_);
+  return torch::embedding(weights, ids) * scale.unsqueeze(-1);
+}
+
+torch::Tensor Transformer::drop_symbols(const torch::Tensor& ids) const {
+  if (!is_training() || symbol_dropout_ <= 0.0) return ids;
+  auto drop =
+      torch::empty(ids.sizes(), ids.options().dtype(torch::kFloat)).bernoulli_(symbol_dropout_);
+  return ids.masked_fill(drop.to(torch::kBool), 0);
+}
+
+torch::Tensor Transformer::add_timing(const torch::Tensor& x, int64_t start) {
+  torch::Tensor bias;
+  if (timing_) {
+    const int64_t end = start + x.size(1);
+    if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
+        timing_signal_.device() != x.device()) {
+      const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
+      const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
+      timing_signal_ = timing_signal_1d(positions, config_.hidden_size).to(x.device());
+    }
+    bias = timing_signal_.narrow(0, start, x.size(1));
+  }
+  return bias.defined() ? x + bias : x;
+}
+
+std::pair<torch::Tensor, torch::Tensor> Transformer::encode(const torch::Tensor& inputs) {
+  TORCH_CHECK(inputs.dim() == 2, "inputs must be [batch, input_len], got ", inputs.sizes());
+  auto ids = drop_symbols(inputs);
+  auto padding = ids.eq(0);
+  auto x = embed(input_embedding_, ids);
+  if (target_space_.defined()) x = x + target_space_;
+  x = inverted_dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
+  const auto mask = attention_mask_from_padding(padding);
+  for (auto& layer : encoder_) x = layer(x, mask);
+  return {encoder_final_(torch::Tensor(), x), padding};
+}
+
+torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Tensor& encoder_output,
+                                  const torch::Tensor& encoder_padding) {
+  TORCH_CHECK(targets.dim() == 2, "targets must be [batch, target_len], got ", targets.sizes());
+  const int64_t length = targets.size(1);
+  auto ids = drop_symbols(targets);
+  // Shifting ids rather than embeddings: id 0 embeds to zeros, which is
+  // what T2T's shift of the embedded targets puts first.
+  if (length > 0) ids = torch::constant_pad_nd(ids.narrow(1, 0, length - 1), {1, 0}, 0);
+  auto x = embed(target_embedding_, ids);
+  x = inverted_dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
+  const auto mask = attention_mask_from_padding(encoder_padding);
+  for (auto& layer : decoder_) x = layer(x, encoder_output, mask);
+  return decoder_final_(torch::Tensor(), x);
+}
+
+torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
+  return torch::linear(decoder_output, softmax_weights_);
+}
+
+torch::Tensor Transformer::forward(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  TORCH_CHECK(inputs.size(0) == targets.size(0),
+              "inputs and targets differ in batch size: ", inputs.size(0), " and ",
+              targets.size(0));
+  auto encoded = encode(inputs);
+  return logits(decode(targets, encoded.first, encoded.second));
+}
+
+std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& inputs) {
+  if (!causal_) {
+    throw Error("incremental decoding needs causal_decoder_self_attention=true.");
+  }
+  torch::NoGradGuard no_grad;
+  auto state = std::make_unique<DecoderState>();
+  std::tie(state->encoder_output, state->encoder_padding) = encode(inputs);
+  state->layers.resize(decoder_.size());
+  for (size_t i = 0; i < decoder_.size(); ++i) {
+    decoder_[i]->start_decoding(state->encoder_output, state->layers[i]);
+  }
+  return state;
+}
+
+torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor& last_ids) {
+  TORCH_CHECK(last_ids.dim() == 1 && last_ids.size(0) == state.batch_size(), "last_ids must be [",
+              state.batch_size(), "], got ", last_ids.sizes());
+  torch::NoGradGuard no_grad;
+  auto x = embed(target_embedding_, last_ids.reshape({-1, 1}));
+  x = inverted_dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
+  const auto mask = attention_mask_from_padding(state.encoder_padding);
+  for (size_t i = 0; i < decoder_.size(); ++i) {
+    x = decoder_[i]->step(x, state.layers[i], state.length, mask);
+  }
+  x = decoder_final_(torch::Tensor(), x);
+  ++state.length;
+  return logits(x.squeeze(1));
+}
+
+T2T_REGISTER_MODEL(Transformer);
+
+}  // namespace t2t

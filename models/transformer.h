@@ -1,0 +1,75 @@
+// T2T's Transformer ("Attention is all you need"), registered as
+// "transformer": the transformer_base_v1 (post-norm) to v3 (pre-norm) family,
+// selected by hyperparameters alone.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "models/t2t_model.h"
+#include "models/transformer_layers.h"
+#include "t2t/core/hparams.h"
+
+namespace t2t {
+
+class Transformer : public T2TModel {
+ public:
+  // Throws t2t::Error for hyperparameters it cannot honour.
+  Transformer(const HParams& hparams, const FeatureInfo& features);
+
+  torch::Tensor forward(const torch::Tensor& inputs, const torch::Tensor& targets) override;
+  std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) override;
+  torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
+
+  // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
+  // and padding [batch, input_len] (bool, true at padding).
+  std::pair<torch::Tensor, torch::Tensor> encode(const torch::Tensor& inputs);
+
+  // Teacher-forced decoder body: targets [batch, target_len] ->
+  // [batch, target_len, hidden], before the softmax.
+  torch::Tensor decode(const torch::Tensor& targets, const torch::Tensor& encoder_output,
+                       const torch::Tensor& encoder_padding);
+
+  // [..., hidden] -> [..., target_vocab]
+  torch::Tensor logits(const torch::Tensor& decoder_output) const;
+
+  // The embedding and softmax matrices [vocab, hidden]; the same tensor when
+  // shared.
+  const torch::Tensor& input_embedding() const { return input_embedding_; }
+  const torch::Tensor& target_embedding() const { return target_embedding_; }
+  const torch::Tensor& softmax_weights() const { return softmax_weights_; }
+
+  int64_t hidden_size() const { return config_.hidden_size; }
+
+ private:
+  // ids [batch, length] -> [batch, length, hidden]: rows of `weights`
+  // scaled by sqrt(hidden), zero for id 0.
+  torch::Tensor embed(const torch::Tensor& weights, const torch::Tensor& ids) const;
+  // T2T's symbol_dropout: ids replaced by 0 (padding) during training.
+  torch::Tensor drop_symbols(const torch::Tensor& ids) const;
+  // Adds the timing signal for positions [start, start + length) of x.
+  torch::Tensor add_timing(const torch::Tensor& x, int64_t start);
+
+  TransformerLayerConfig config_;
+  double embedding_scale_ = 1.0;
+  double symbol_dropout_ = 0.0;
+  bool timing_ = true;
+  bool causal_ = true;
+
+  torch::Tensor input_embedding_;
+  torch::Tensor target_embedding_;
+  torch::Tensor softmax_weights_;
+  torch::Tensor target_space_;  // [hidden], or undefined
+  torch::nn::ModuleList encoder_layers_;
+  torch::nn::ModuleList decoder_layers_;
+  std::vector<EncoderLayer> encoder_;
+  std::vector<DecoderLayer> decoder_;
+  PrePostProcess encoder_final_{nullptr};
+  PrePostProcess decoder_final_{nullptr};
+  torch::Tensor timing_signal_;  // [positions, hidden], grown on demand
+};
+
+}  // namespace t2t

@@ -1,0 +1,348 @@
+#include "models/transformer_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "t2t/core/error.h"
+
+namespace t2t {
+namespace {
+
+const char* const kInitializers[] = {"uniform_unit_scaling", "xavier", "uniform", "orthogonal"};
+
+int64_t int_or(const HParams& hp, const std::string& name, int64_t fallback) {
+  return hp.has(name) ? hp.get_int(name) : fallback;
+}
+
+// "none" and "" mean no processing; anything else must be letters T2T knows.
+std::string sequence_letters(const HParams& hp, const std::string& name, bool preprocess) {
+  std::string sequence = hp.get_string(name);
+  if (sequence == "none") return "";
+  const std::string allowed = preprocess ? "nd" : "adnz";
+  for (char c : sequence) {
+    if (allowed.find(c) == std::string::npos) {
+      throw Error("hparam " + name + "='" + sequence + "': letter '" + std::string(1, c) +
+                  "' is not one of '" + allowed + "'" +
+                  (preprocess ? " (a residual needs the sub-layer's output, so it belongs to "
+                                "layer_postprocess_sequence)"
+                              : "") +
+                  "; use 'none' for no processing.");
+    }
+  }
+  return sequence;
+}
+
+void check_positive(const std::string& name, int64_t value) {
+  if (value <= 0)
+    throw Error("hparam " + name + "=" + std::to_string(value) + " must be positive.");
+}
+
+void check_divisible(const std::string& name, int64_t value, int64_t num_heads) {
+  if (value % num_heads != 0) {
+    throw Error("hparam " + name + "=" + std::to_string(value) +
+                " must be divisible by num_heads=" + std::to_string(num_heads) + ".");
+  }
+}
+
+// Grows a self-attention cache [batch, heads, capacity, depth] so that it has
+// room at `length`; doubling keeps the copies amortised O(1) per step.
+void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t length) {
+  if (cache.defined() && length < cache.size(2)) return;
+  const int64_t capacity = std::max<int64_t>(16, 2 * (cache.defined() ? cache.size(2) : 0));
+  auto grown = torch::empty({like.size(0), like.size(1), capacity, like.size(3)}, like.options());
+  if (length > 0) grown.narrow(2, 0, length).copy_(cache.narrow(2, 0, length));
+  cache = grown;
+}
+
+torch::nn::Linear dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
+  torch::nn::Linear layer(torch::nn::LinearOptions(in, out).bias(bias));
+  torch::NoGradGuard no_grad;
+  init_dense_weight(layer->weight, c.initializer, c.initializer_gain);
+  if (bias) layer->bias.zero_();
+  return layer;
+}
+
+}  // namespace
+
+TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
+  TransformerLayerConfig c;
+  c.hidden_size = hp.get_int("hidden_size");
+  c.filter_size = hp.get_int("filter_size");
+  c.num_heads = hp.get_int("num_heads");
+  check_positive("hidden_size", c.hidden_size);
+  check_positive("filter_size", c.filter_size);
+  check_positive("num_heads", c.num_heads);
+  const int64_t key_channels = int_or(hp, "attention_key_channels", 0);
+  const int64_t value_channels = int_or(hp, "attention_value_channels", 0);
+  c.key_channels = key_channels > 0 ? key_channels : c.hidden_size;
+  c.value_channels = value_channels > 0 ? value_channels : c.hidden_size;
+  check_divisible(key_channels > 0 ? "attention_key_channels" : "hidden_size", c.key_channels,
+                  c.num_heads);
+  check_divisible(value_channels > 0 ? "attention_value_channels" : "hidden_size", c.value_channels,
+                  c.num_heads);
+  c.preprocess = sequence_letters(hp, "layer_preprocess_sequence", true);
+  c.postprocess = sequence_letters(hp, "layer_postprocess_sequence", false);
+  c.prepostprocess_dropout = hp.get_float("layer_prepostprocess_dropout");
+  c.attention_dropout = hp.get_float("attention_dropout");
+  c.relu_dropout = hp.get_float("relu_dropout");
+  c.norm_type = hp.get_string("norm_type");
+  if (c.norm_type != "layer" && c.norm_type != "none") {
+    throw Error("hparam norm_type='" + c.norm_type +
+                "' is not supported by the transformer; use 'layer' or 'none'.");
+  }
+  c.norm_epsilon = hp.get_float("norm_epsilon");
+  c.initializer = hp.get_string("initializer");
+  if (std::find(std::begin(kInitializers), std::end(kInitializers), c.initializer) ==
+      std::end(kInitializers)) {
+    throw Error("hparam initializer='" + c.initializer +
+                "' is unknown; use uniform_unit_scaling, xavier, uniform or orthogonal.");
+  }
+  c.initializer_gain = hp.get_float("initializer_gain");
+  return c;
+}
+
+void init_dense_weight(torch::Tensor weight, const std::string& initializer, double gain) {
+  torch::NoGradGuard no_grad;
+  const double fan_out = static_cast<double>(weight.size(0));
+  const double fan_in = static_cast<double>(weight.size(1));
+  if (initializer == "uniform_unit_scaling") {
+    const double limit = std::sqrt(3.0 * gain / ((fan_in + fan_out) / 2.0));
+    weight.uniform_(-limit, limit);
+  } else if (initializer == "xavier") {
+    const double limit = std::sqrt(6.0 / (fan_in + fan_out));
+    weight.uniform_(-limit, limit);
+  } else if (initializer == "uniform") {
+    weight.uniform_(-gain, gain);
+  } else if (initializer == "orthogonal") {
+    torch::nn::init::orthogonal_(weight, gain);
+  } else {
+    throw Error("unknown initializer '" + initializer + "'.");
+  }
+}
+
+torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start) {
+  const int64_t num_timescales = channels / 2;
+  // T2T divides by (num_timescales - 1), not by num_timescales as the paper's
+  // formula would; the difference shows in every channel but the first.
+  const double increment = std::log(1.0e4) / std::max<int64_t>(num_timescales - 1, 1);
+  auto position = torch::arange(start, start + length, torch::kFloat).unsqueeze(1);
+  auto inv_timescales =
+      torch::exp(torch::arange(num_timescales, torch::kFloat) * static_cast<float>(-increment));
+  auto scaled_time = position * inv_timescales.unsqueeze(0);
+  auto signal = torch::cat({scaled_time.sin(), scaled_time.cos()}, 1);
+  if (channels % 2 != 0) signal = torch::constant_pad_nd(signal, {0, 1}, 0);
+  return signal;
+}
+
+torch::Tensor inverted_dropout(const torch::Tensor& x, double rate, bool training) {
+  if (!training || rate <= 0.0) return x;
+  if (!x.device().is_cpu() || rate >= 1.0) return torch::dropout(x, rate, training);
+  const int64_t n = x.numel();
+  auto words = torch::empty({(n + 3) / 4}, x.options().dtype(torch::kLong))
+                   .random_(std::numeric_limits<int64_t>::min(), std::optional<int64_t>());
+  auto bits = words.view(torch::kShort).narrow(0, 0, n).view(x.sizes());
+  const int64_t threshold = std::llround((1.0 - rate) * 65536.0) - 32768;
+  // A multiplier tensor in x's dtype, written by the comparison itself: the
+  // cheapest form forward and backward (masked_fill is several times slower).
+  auto keep = torch::empty(x.sizes(), x.options().requires_grad(false));
+  torch::lt_out(keep, bits, threshold);
+  keep.mul_(1.0 / (1.0 - rate));
+  return x * keep;
+}
+
+torch::Tensor attention_mask_from_padding(const torch::Tensor& padding) {
+  auto allowed = padding.logical_not().logical_or(padding.all(1, /*keepdim=*/true));
+  return allowed.view({padding.size(0), 1, 1, padding.size(1)});
+}
+
+PrePostProcessImpl::PrePostProcessImpl(const std::string& sequence,
+                                       const TransformerLayerConfig& config)
+    : sequence_(sequence), dropout_(config.prepostprocess_dropout) {
+  for (char c : sequence_) {
+    if (c == 'n' && config.norm_type == "layer") {
+      norms_.push_back(register_module(
+          "layer_norm_" + std::to_string(norms_.size()),
+          torch::nn::LayerNorm(
+              torch::nn::LayerNormOptions({config.hidden_size}).eps(config.norm_epsilon))));
+    } else if (c == 'z') {
+      gates_.push_back(
+          register_parameter("gate_" + std::to_string(gates_.size()), torch::zeros({})));
+    }
+  }
+}
+
+torch::Tensor PrePostProcessImpl::forward(const torch::Tensor& previous, torch::Tensor x) {
+  size_t norm = 0, gate = 0;
+  for (char c : sequence_) {
+    switch (c) {
+      case 'a':
+        x = x + previous;
+        break;
+      case 'z':
+        x = previous + gates_[gate++] * x;
+        break;
+      case 'n':
+        if (!norms_.empty()) x = norms_[norm++]->forward(x);
+        break;
+      case 'd':
+        x = inverted_dropout(x, dropout_, is_training());
+        break;
+    }
+  }
+  return x;
+}
+
+MultiheadAttentionImpl::MultiheadAttentionImpl(const TransformerLayerConfig& c, bool memory)
+    : num_heads_(c.num_heads),
+      key_channels_(c.key_channels),
+      value_channels_(c.value_channels),
+      dropout_(c.attention_dropout) {
+  const int64_t k = key_channels_, v = value_channels_;
+  // T2T has separate query, key and value kernels; each block of a fused
+  // kernel is initialised as the kernel it stands for.
+  if (memory) {
+    q_ = register_module("q", dense(c.hidden_size, k, false, c));
+    kv_ = register_module("kv", dense(c.hidden_size, k + v, false, c));
+    init_dense_weight(kv_->weight.narrow(0, 0, k), c.initializer, c.initializer_gain);
+    init_dense_weight(kv_->weight.narrow(0, k, v), c.initializer, c.initializer_gain);
+  } else {
+    qkv_ = register_module("qkv", dense(c.hidden_size, 2 * k + v, false, c));
+    init_dense_weight(qkv_->weight.narrow(0, 0, k), c.initializer, c.initializer_gain);
+    init_dense_weight(qkv_->weight.narrow(0, k, k), c.initializer, c.initializer_gain);
+    init_dense_weight(qkv_->weight.narrow(0, 2 * k, v), c.initializer, c.initializer_gain);
+  }
+  output_ = register_module("output", dense(v, c.hidden_size, false, c));
+}
+
+torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
+  // [batch, length, heads * depth] -> [batch, heads, length, depth], a view:
+  // the fused kernels take strided inputs.
+  return x.view({x.size(0), x.size(1), num_heads_, -1}).transpose(1, 2);
+}
+
+torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch::Tensor& k,
+                                             const torch::Tensor& v, const torch::Tensor& mask,
+                                             bool causal) {
+  std::optional<torch::Tensor> attn_mask;
+  if (mask.defined()) attn_mask = mask;
+  // T2T scales queries by (key depth per head)^-0.5, which is also what
+  // scaled_dot_product_attention does; said explicitly so that it stays so.
+  const double scale = 1.0 / std::sqrt(static_cast<double>(key_channels_ / num_heads_));
+  auto out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
+                                                 causal, scale);
+  // [batch, heads, length, depth] -> [batch, length, heads * depth]; the CPU
+  // flash kernel already lays its output out that way, so this is a view.
+  out = out.transpose(1, 2).reshape({q.size(0), q.size(2), value_channels_});
+  return output_->forward(out);
+}
+
+torch::Tensor MultiheadAttentionImpl::self_attention(const torch::Tensor& x,
+                                                     const torch::Tensor& mask, bool causal) {
+  auto parts =
+      qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
+  return attend(split_heads(parts[0]), split_heads(parts[1]), split_heads(parts[2]), mask, causal);
+}
+
+std::pair<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::memory_keys_values(
+    const torch::Tensor& memory) {
+  auto parts = kv_->forward(memory).split_with_sizes({key_channels_, value_channels_}, -1);
+  return {split_heads(parts[0]), split_heads(parts[1])};
+}
+
+torch::Tensor MultiheadAttentionImpl::memory_attention(const torch::Tensor& x,
+                                                       const torch::Tensor& keys,
+                                                       const torch::Tensor& values,
+                                                       const torch::Tensor& mask) {
+  return attend(split_heads(q_->forward(x)), keys, values, mask, false);
+}
+
+torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x,
+                                                          torch::Tensor& keys,
+                                                          torch::Tensor& values, int64_t length) {
+  auto parts =
+      qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
+  auto k = split_heads(parts[1]);
+  auto v = split_heads(parts[2]);
+  reserve_cache(keys, k, length);
+  reserve_cache(values, v, length);
+  keys.narrow(2, length, 1).copy_(k);
+  values.narrow(2, length, 1).copy_(v);
+  // Every cached position precedes the query: no mask needed.
+  return attend(split_heads(parts[0]), keys.narrow(2, 0, length + 1),
+                values.narrow(2, 0, length + 1), torch::Tensor(), false);
+}
+
+FeedForwardImpl::FeedForwardImpl(const TransformerLayerConfig& c) : dropout_(c.relu_dropout) {
+  conv1_ = register_module("conv1", dense(c.hidden_size, c.filter_size, true, c));
+  conv2_ = register_module("conv2", dense(c.filter_size, c.hidden_size, true, c));
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  auto h = conv1_->forward(x).relu_();
+  return conv2_->forward(inverted_dropout(h, dropout_, is_training()));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerConfig& c) {
+  pre_attention_ = register_module("self_attention_pre", PrePostProcess(c.preprocess, c));
+  self_attention_ = register_module("self_attention", MultiheadAttention(c, false));
+  post_attention_ = register_module("self_attention_post", PrePostProcess(c.postprocess, c));
+  pre_ffn_ = register_module("ffn_pre", PrePostProcess(c.preprocess, c));
+  ffn_ = register_module("ffn", FeedForward(c));
+  post_ffn_ = register_module("ffn_post", PrePostProcess(c.postprocess, c));
+}
+
+torch::Tensor EncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& mask) {
+  auto y = self_attention_->self_attention(pre_attention_(torch::Tensor(), x), mask, false);
+  x = post_attention_(x, y);
+  y = ffn_(pre_ffn_(torch::Tensor(), x));
+  return post_ffn_(x, y);
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const TransformerLayerConfig& c, bool causal) : causal_(causal) {
+  pre_self_ = register_module("self_attention_pre", PrePostProcess(c.preprocess, c));
+  self_attention_ = register_module("self_attention", MultiheadAttention(c, false));
+  post_self_ = register_module("self_attention_post", PrePostProcess(c.postprocess, c));
+  pre_memory_ = register_module("encdec_attention_pre", PrePostProcess(c.preprocess, c));
+  memory_attention_ = register_module("encdec_attention", MultiheadAttention(c, true));
+  post_memory_ = register_module("encdec_attention_post", PrePostProcess(c.postprocess, c));
+  pre_ffn_ = register_module("ffn_pre", PrePostProcess(c.preprocess, c));
+  ffn_ = register_module("ffn", FeedForward(c));
+  post_ffn_ = register_module("ffn_post", PrePostProcess(c.postprocess, c));
+}
+
+torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& memory,
+                                        const torch::Tensor& memory_mask) {
+  // T2T masks the future only: padded targets come last, so no valid
+  // position ever sees them.
+  auto y = self_attention_->self_attention(pre_self_(torch::Tensor(), x), torch::Tensor(), causal_);
+  x = post_self_(x, y);
+  auto kv = memory_attention_->memory_keys_values(memory);
+  y = memory_attention_->memory_attention(pre_memory_(torch::Tensor(), x), kv.first, kv.second,
+                                          memory_mask);
+  x = post_memory_(x, y);
+  y = ffn_(pre_ffn_(torch::Tensor(), x));
+  return post_ffn_(x, y);
+}
+
+void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache) {
+  std::tie(cache.memory_keys, cache.memory_values) = memory_attention_->memory_keys_values(memory);
+  cache.self_keys = torch::Tensor();
+  cache.self_values = torch::Tensor();
+}
+
+torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
+                                     const torch::Tensor& memory_mask) {
+  auto y = self_attention_->self_attention_step(pre_self_(torch::Tensor(), x), cache.self_keys,
+                                                cache.self_values, length);
+  x = post_self_(x, y);
+  y = memory_attention_->memory_attention(pre_memory_(torch::Tensor(), x), cache.memory_keys,
+                                          cache.memory_values, memory_mask);
+  x = post_memory_(x, y);
+  y = ffn_(pre_ffn_(torch::Tensor(), x));
+  return post_ffn_(x, y);
+}
+
+}  // namespace t2t

@@ -1,0 +1,179 @@
+// Building blocks of T2T's Transformer (tensor2tensor/models/transformer.py,
+// layers/common_attention.py, layers/common_layers.py): the timing signal,
+// the letter-coded layer pre/post-processing, bias-free multi-head attention
+// on LibTorch's fused scaled_dot_product_attention, the ReLU feed-forward
+// network, and encoder and decoder layers.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "models/t2t_model.h"
+#include "t2t/core/hparams.h"
+
+namespace t2t {
+
+// The hyperparameters one layer needs, read and checked once.
+struct TransformerLayerConfig {
+  int64_t hidden_size = 0;
+  int64_t filter_size = 0;
+  int64_t num_heads = 0;
+  int64_t key_channels = 0;    // total over heads
+  int64_t value_channels = 0;  // total over heads
+  std::string preprocess;      // letters of layer_preprocess_sequence ("" for "none")
+  std::string postprocess;     // letters of layer_postprocess_sequence
+  double prepostprocess_dropout = 0.0;
+  double attention_dropout = 0.0;
+  double relu_dropout = 0.0;
+  std::string norm_type = "layer";
+  double norm_epsilon = 1e-6;
+  std::string initializer = "uniform_unit_scaling";
+  double initializer_gain = 1.0;
+
+  // Throws t2t::Error naming the hyperparameter at fault.
+  static TransformerLayerConfig from_hparams(const HParams& hp);
+};
+
+// Initialises `weight`, one dense kernel of a torch [out, in] matrix, with
+// T2T's global initializer. uniform_unit_scaling is variance scaling with
+// fan_avg: U(-l, l), l = sqrt(3 * gain / ((in + out) / 2)).
+void init_dense_weight(torch::Tensor weight, const std::string& initializer, double gain);
+
+// T2T's get_timing_signal_1d for positions [start, start + length):
+// channel i < C/2 holds sin(p * r_i), channel C/2 + i holds cos(p * r_i),
+// r_i = exp(-i * ln(1e4) / max(C/2 - 1, 1)); an odd last channel is zero.
+// Returns [length, channels] float32.
+torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start = 0);
+
+// Inverted dropout, as torch::dropout. On CPU the keep mask comes from 16-bit
+// slices of 64-bit random words: LibTorch's own CPU dropout draws a random
+// number per element, which costs more than the layer it follows. The keep
+// probability is rounded to a multiple of 1/65536.
+torch::Tensor inverted_dropout(const torch::Tensor& x, double rate, bool training);
+
+// A boolean key mask for scaled_dot_product_attention from padding
+// [batch, len] (true at padding): [batch, 1, 1, len], true where attention is
+// allowed. A row of padding only attends everywhere, as T2T's -1e9 bias
+// does, instead of producing NaNs.
+torch::Tensor attention_mask_from_padding(const torch::Tensor& padding);
+
+// T2T's layer_prepostprocess: applies its letters in order: a (add the
+// sub-layer's input), z (add it with a learned, zero-initialised gate on
+// the output), n (normalise), d (dropout).
+class PrePostProcessImpl : public torch::nn::Module {
+ public:
+  PrePostProcessImpl(const std::string& sequence, const TransformerLayerConfig& config);
+  // previous: the sub-layer's input (may be undefined when the sequence has
+  // no a or z); x: [batch, length, hidden].
+  torch::Tensor forward(const torch::Tensor& previous, torch::Tensor x);
+  bool empty() const { return sequence_.empty(); }
+
+ private:
+  std::string sequence_;
+  double dropout_;
+  std::vector<torch::nn::LayerNorm> norms_;  // one per n (none for norm_type none)
+  std::vector<torch::Tensor> gates_;         // one per z
+};
+TORCH_MODULE(PrePostProcess);
+
+class MultiheadAttentionImpl : public torch::nn::Module {
+ public:
+  // memory: keys and values come from another sequence (the encoder output)
+  // rather than from the queries' own.
+  MultiheadAttentionImpl(const TransformerLayerConfig& config, bool memory);
+
+  // x [batch, length, hidden] -> [batch, length, hidden]. mask: bool,
+  // broadcastable to [batch, heads, length, length], or undefined.
+  torch::Tensor self_attention(const torch::Tensor& x, const torch::Tensor& mask, bool causal);
+
+  // memory [batch, memory_length, hidden] -> keys, values
+  // [batch, heads, memory_length, depth].
+  std::pair<torch::Tensor, torch::Tensor> memory_keys_values(const torch::Tensor& memory);
+
+  // x [batch, length, hidden] attending to keys/values from
+  // memory_keys_values() with mask [batch, 1, 1, memory_length].
+  torch::Tensor memory_attention(const torch::Tensor& x, const torch::Tensor& keys,
+                                 const torch::Tensor& values, const torch::Tensor& mask);
+
+  // One decoding step, x [batch, 1, hidden]: writes its key and value at
+  // position `length` of the caches (growing them when full) and attends to
+  // positions [0, length].
+  torch::Tensor self_attention_step(const torch::Tensor& x, torch::Tensor& keys,
+                                    torch::Tensor& values, int64_t length);
+
+ private:
+  torch::Tensor split_heads(const torch::Tensor& x) const;
+  torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                       const torch::Tensor& mask, bool causal);
+
+  int64_t num_heads_;
+  int64_t key_channels_;
+  int64_t value_channels_;
+  double dropout_;
+  // Self-attention projects queries, keys and values with one matmul,
+  // memory attention queries alone and keys with values.
+  torch::nn::Linear qkv_{nullptr};
+  torch::nn::Linear q_{nullptr};
+  torch::nn::Linear kv_{nullptr};
+  torch::nn::Linear output_{nullptr};
+};
+TORCH_MODULE(MultiheadAttention);
+
+// T2T's dense_relu_dense: relu(x W1 + b1), dropout, W2 + b2.
+class FeedForwardImpl : public torch::nn::Module {
+ public:
+  explicit FeedForwardImpl(const TransformerLayerConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);  // [batch, length, hidden]
+
+ private:
+  double dropout_;
+  torch::nn::Linear conv1_{nullptr};
+  torch::nn::Linear conv2_{nullptr};
+};
+TORCH_MODULE(FeedForward);
+
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const TransformerLayerConfig& config);
+  // x [batch, length, hidden]; mask [batch, 1, 1, length] bool.
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& mask);
+
+ private:
+  PrePostProcess pre_attention_{nullptr}, post_attention_{nullptr};
+  PrePostProcess pre_ffn_{nullptr}, post_ffn_{nullptr};
+  MultiheadAttention self_attention_{nullptr};
+  FeedForward ffn_{nullptr};
+};
+TORCH_MODULE(EncoderLayer);
+
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  DecoderLayerImpl(const TransformerLayerConfig& config, bool causal);
+
+  // Teacher forcing. x [batch, target_length, hidden], memory
+  // [batch, input_length, hidden], memory_mask [batch, 1, 1, input_length].
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor& memory,
+                        const torch::Tensor& memory_mask);
+
+  // Fills cache.memory_keys / memory_values from the encoder output.
+  void start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache);
+
+  // Position `length` alone: x [batch, 1, hidden].
+  torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
+                     const torch::Tensor& memory_mask);
+
+ private:
+  bool causal_;
+  PrePostProcess pre_self_{nullptr}, post_self_{nullptr};
+  PrePostProcess pre_memory_{nullptr}, post_memory_{nullptr};
+  PrePostProcess pre_ffn_{nullptr}, post_ffn_{nullptr};
+  MultiheadAttention self_attention_{nullptr};
+  MultiheadAttention memory_attention_{nullptr};
+  FeedForward ffn_{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+}  // namespace t2t
