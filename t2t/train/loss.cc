@@ -1,0 +1,103 @@
+#include "t2t/train/loss.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "t2t/core/error.h"
+
+namespace t2t {
+
+namespace {
+
+std::string shape_of(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+// Checks logits [B, T, V] against labels [B, T]; returns labels as int64.
+at::Tensor checked_labels(const at::Tensor& logits, const at::Tensor& labels, const char* what) {
+  if (!logits.defined() || !labels.defined())
+    throw Error(std::string(what) + ": logits or labels is an undefined tensor");
+  if (logits.dim() != 3 || labels.dim() != 2 || logits.size(0) != labels.size(0) ||
+      logits.size(1) != labels.size(1))
+    throw Error(std::string(what) + ": logits " + shape_of(logits) + " and labels " +
+                shape_of(labels) + " do not fit [batch, length, vocab] and [batch, length]");
+  if (!at::isFloatingType(logits.scalar_type()))
+    throw Error(std::string(what) + ": logits must be floating point");
+  if (at::isFloatingType(labels.scalar_type()) || labels.scalar_type() == at::kBool)
+    throw Error(std::string(what) + ": labels must be integer ids");
+  return labels.to(logits.device(), at::kLong);
+}
+
+// Reduced-precision logits are upcast before the softmax, as T2T does
+// (common_attention.maybe_upcast): a vocabulary-wide log-sum-exp in half
+// precision loses too much.
+at::ScalarType compute_type(const at::Tensor& logits) {
+  auto t = logits.scalar_type();
+  return (t == at::kHalf || t == at::kBFloat16) ? at::kFloat : t;
+}
+
+}  // namespace
+
+LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                               double label_smoothing) {
+  const at::Tensor ids = checked_labels(logits, labels, "smoothed_cross_entropy");
+  const int64_t vocab = logits.size(2);
+  if (vocab < 2)
+    throw Error("smoothed_cross_entropy: the vocabulary needs at least 2 entries, logits are " +
+                shape_of(logits));
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
+    throw Error("label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+
+  const double confidence = 1.0 - label_smoothing;
+  const double low = label_smoothing / static_cast<double>(vocab - 1);
+  // The smallest cross entropy reachable against the smoothed targets (their
+  // entropy); 0 * log(0) counts as 0. The 1e-20 is T2T's, kept so that
+  // values match its to the last digit.
+  const double normalizing =
+      -((confidence > 0.0 ? confidence * std::log(confidence) : 0.0) +
+        static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
+
+  // Against soft targets q: xent = -sum_v q_v log p_v
+  //   = -(confidence * log p_gold + low * (sum_v log p_v - log p_gold)),
+  // which needs only the gold log-probability and the row sum.
+  const at::Tensor logp = at::log_softmax(logits, -1, compute_type(logits));
+  const at::Tensor gold = logp.gather(-1, ids.unsqueeze(-1)).squeeze(-1);  // [B, T]
+  at::Tensor xent = gold.mul(-(confidence - low));
+  if (low != 0.0) xent = xent - logp.sum(-1).mul(low);
+  xent = xent - normalizing;
+
+  const at::Tensor weights = ids.ne(0).to(xent.scalar_type());
+  return {(xent * weights).sum(), weights.sum()};
+}
+
+AccuracyCounts padded_accuracy(const at::Tensor& logits, const at::Tensor& labels) {
+  const at::Tensor ids = checked_labels(logits, labels, "padded_accuracy");
+  const at::Tensor mask = ids.ne(0);
+  const at::Tensor hit = logits.argmax(-1).eq(ids).logical_and(mask);
+  return {hit.sum(), mask.sum()};
+}
+
+AccuracyCounts padded_accuracy_topk(const at::Tensor& logits, const at::Tensor& labels,
+                                    int64_t k) {
+  const at::Tensor ids = checked_labels(logits, labels, "padded_accuracy_topk");
+  if (k < 1) throw Error("padded_accuracy_topk: k must be at least 1, got " + std::to_string(k));
+  k = std::min(k, logits.size(2));
+  const at::Tensor top = std::get<1>(logits.topk(k, -1));  // [B, T, k]
+  const at::Tensor mask = ids.ne(0);
+  const at::Tensor hit = top.eq(ids.unsqueeze(-1)).any(-1).logical_and(mask);
+  return {hit.sum(), mask.sum()};
+}
+
+AccuracyCounts padded_sequence_accuracy(const at::Tensor& logits, const at::Tensor& labels) {
+  const at::Tensor ids = checked_labels(logits, labels, "padded_sequence_accuracy");
+  const at::Tensor wrong = logits.argmax(-1).ne(ids).logical_and(ids.ne(0));  // [B, T]
+  const at::Tensor right_rows = wrong.any(-1).logical_not();
+  return {right_rows.sum(), at::scalar_tensor(ids.size(0), ids.options())};
+}
+
+}  // namespace t2t

@@ -1,0 +1,54 @@
+// The training loss and the teacher-forced evaluation metrics, as T2T
+// computes them for symbol targets (layers/common_layers.py:
+// padded_cross_entropy, smoothing_cross_entropy, padded_accuracy,
+// padded_accuracy_topk, padded_sequence_accuracy). Id 0 is padding and
+// never counts.
+//
+// Everything returns sums and counts, not means, so that data-parallel
+// workers can add them up before dividing: the mean loss is then weighted
+// by tokens, as T2T weights its GPU shards.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace t2t {
+
+struct LossSum {
+  at::Tensor loss_sum;    // scalar, float32 (float64 for float64 logits)
+  at::Tensor weight_sum;  // scalar, same dtype: the number of non-pad labels
+};
+
+// Label-smoothed cross entropy over the non-pad positions.
+//   logits: [batch, length, vocab], any floating type (half and bfloat16 are
+//           computed in float32)
+//   labels: [batch, length], integer ids, 0 = padding
+// The target distribution puts 1 - label_smoothing on the gold id and
+// label_smoothing / (vocab - 1) on every other id; the entropy of that
+// distribution is subtracted, so a perfect prediction costs 0 whatever the
+// smoothing. Mean loss = loss_sum / max(1, weight_sum), left to the caller.
+// Differentiable with respect to logits. Throws t2t::Error on bad shapes,
+// vocab < 2 or label_smoothing outside [0, 1].
+LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
+                               double label_smoothing);
+
+struct AccuracyCounts {
+  at::Tensor correct;  // scalar int64
+  at::Tensor total;    // scalar int64
+};
+
+// Positions (label != 0) where the arg-max of logits is the label.
+//   logits: [batch, length, vocab]; labels: [batch, length]
+AccuracyCounts padded_accuracy(const at::Tensor& logits, const at::Tensor& labels);
+
+// Positions (label != 0) whose label is among the k highest logits
+// (k is capped at the vocabulary size). T2T's accuracy_top5 is k = 5.
+AccuracyCounts padded_accuracy_topk(const at::Tensor& logits, const at::Tensor& labels,
+                                    int64_t k = 5);
+
+// Sequences whose every non-pad position is predicted right (arg-max),
+// out of all sequences in the batch (T2T's accuracy_per_sequence).
+AccuracyCounts padded_sequence_accuracy(const at::Tensor& logits, const at::Tensor& labels);
+
+}  // namespace t2t
