@@ -1,0 +1,180 @@
+#include "t2t/checkpoint/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <filesystem>
+#include <fstream>
+
+#include "t2t/core/error.h"
+#include "t2t/core/file_util.h"
+#include "t2t/core/string_util.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPrefix = "model.ckpt-";
+constexpr const char* kSuffix = ".pt";
+constexpr const char* kIndexFile = "checkpoint";
+
+// Tensors are stored under "model/<name>"; strings as uint8 tensors, which
+// every LibTorch version reads back unchanged.
+torch::Tensor string_tensor(const std::string& s) {
+  return torch::from_blob(const_cast<char*>(s.data()), {static_cast<int64_t>(s.size())},
+                          torch::kUInt8)
+      .clone();
+}
+
+std::string tensor_string(const torch::Tensor& t) {
+  auto c = t.contiguous();
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), c.numel());
+}
+
+}  // namespace
+
+int64_t checkpoint_step(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  if (!starts_with(name, kPrefix) || !ends_with(name, kSuffix)) return -1;
+  const std::string digits = name.substr(std::strlen(kPrefix),
+                                         name.size() - std::strlen(kPrefix) - std::strlen(kSuffix));
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(digits);
+}
+
+std::vector<std::string> list_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    int64_t step = checkpoint_step(e.path().string());
+    if (step >= 0 && e.is_regular_file()) found.emplace_back(step, e.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  const fs::path index = fs::path(dir) / kIndexFile;
+  if (fs::exists(index)) {
+    std::string name = trim(read_file(index.string()));
+    fs::path p = fs::path(dir) / name;
+    if (!name.empty() && fs::exists(p)) return p.string();
+  }
+  auto all = list_checkpoints(dir);
+  return all.empty() ? "" : all.back();
+}
+
+std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
+                            const torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
+                            int keep_max) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error("cannot create the checkpoint directory '" + dir + "': " + ec.message());
+  torch::serialize::OutputArchive archive;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : model.named_parameters()) archive.write("model/" + p.key(), p.value());
+  for (const auto& b : model.named_buffers()) archive.write("model/" + b.key(), b.value(), true);
+  if (optimizer) {
+    torch::serialize::OutputArchive opt;
+    optimizer->save(opt);
+    archive.write("optimizer", opt);
+  }
+  archive.write("meta/step", torch::tensor(meta.step, torch::kInt64));
+  archive.write("meta/reader_state", string_tensor(meta.reader_state));
+  archive.write("meta/hparams_yaml", string_tensor(meta.hparams_yaml));
+  archive.write("meta/rng_state", at::detail::getDefaultCPUGenerator().get_state());
+
+  const std::string name = kPrefix + std::to_string(meta.step) + kSuffix;
+  const std::string path = (fs::path(dir) / name).string();
+  const std::string tmp = temp_path_for(path);
+  try {
+    archive.save_to(tmp);
+  } catch (const c10::Error& e) {
+    fs::remove(tmp, ec);
+    throw Error("cannot write checkpoint '" + path + "' (disk full?): " + e.what_without_backtrace());
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+  write_file_atomic((fs::path(dir) / kIndexFile).string(), name + "\n");
+
+  if (keep_max > 0) {
+    auto all = list_checkpoints(dir);
+    for (size_t i = 0; i + keep_max < all.size(); ++i) fs::remove(all[i], ec);
+  }
+  return path;
+}
+
+CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
+                               torch::optim::Optimizer* optimizer, bool restore_rng) {
+  if (!fs::exists(path)) throw Error("no checkpoint at '" + path + "'");
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace() +
+                ". The file is damaged or not a t2t checkpoint.");
+  }
+  std::vector<std::string> problems;
+  std::vector<std::string> keys = archive.keys();
+  std::set<std::string> expected;
+  torch::NoGradGuard no_grad;
+  auto restore = [&](const std::string& name, torch::Tensor& dest) {
+    const std::string key = "model/" + name;
+    expected.insert(key);
+    torch::Tensor value;
+    if (!archive.try_read(key, value)) {
+      problems.push_back("missing " + name);
+      return;
+    }
+    if (value.sizes() != dest.sizes()) {
+      problems.push_back(name + ": shape " + c10::str(value.sizes()) + " in the file, " +
+                         c10::str(dest.sizes()) + " in the model");
+      return;
+    }
+    dest.copy_(value);
+  };
+  for (auto& p : model.named_parameters()) restore(p.key(), p.value());
+  for (auto& b : model.named_buffers()) restore(b.key(), b.value());
+  for (const auto& k : keys)
+    if (starts_with(k, "model/") && !expected.count(k)) problems.push_back("unexpected " + k.substr(6));
+  if (!problems.empty()) {
+    if (problems.size() > 12) {
+      size_t more = problems.size() - 10;
+      problems.resize(10);
+      problems.push_back("... and " + std::to_string(more) + " more");
+    }
+    throw Error("checkpoint '" + path + "' does not fit the model (were the hparams changed?): " +
+                join(problems, "; "));
+  }
+  if (optimizer) {
+    torch::serialize::InputArchive opt;
+    if (archive.try_read("optimizer", opt)) optimizer->load(opt);
+  }
+  // A fresh tensor per read: reading into a defined tensor would set_() it
+  // onto the archive's storage, which cannot be resized.
+  auto read = [&archive](const char* key, torch::Tensor* out) { return archive.try_read(key, *out); };
+  CheckpointMeta meta;
+  torch::Tensor step, reader_state, hparams_yaml, rng_state;
+  meta.step = read("meta/step", &step) ? step.item<int64_t>()
+                                        : std::max<int64_t>(0, checkpoint_step(path));
+  if (read("meta/reader_state", &reader_state)) meta.reader_state = tensor_string(reader_state);
+  if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
+  if (read("meta/rng_state", &rng_state)) {
+    meta.has_rng_state = true;
+    if (restore_rng) {
+      at::Generator gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(rng_state);
+    }
+  }
+  return meta;
+}
+
+}  // namespace t2t

@@ -1,0 +1,55 @@
+// Checkpoints, shared by the trainer, the decoder and checkpoint averaging:
+// model parameters and buffers, optionally the optimizer's state, and what an
+// exact resume needs (step, random generator state, input position), in one
+// file `model.ckpt-<step>.pt` per step, plus a `checkpoint` file naming the
+// latest, as T2T's output directories have. Every file is written to a
+// temporary name and renamed, so a crash never leaves a half-written latest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch {
+namespace nn {
+class Module;
+}
+namespace optim {
+class Optimizer;
+}
+}  // namespace torch
+
+namespace t2t {
+
+struct CheckpointMeta {
+  int64_t step = 0;
+  std::string reader_state;  // the input pipeline's position, opaque here
+  std::string hparams_yaml;  // the hparams the model was built with
+  bool has_rng_state = false;  // set by load_checkpoint when the file had one
+};
+
+// Writes <dir>/model.ckpt-<step>.pt and points <dir>/checkpoint at it, then
+// deletes the oldest checkpoints beyond `keep_max` (0: keep all). `optimizer`
+// may be null (averaged or exported models). Returns the path written.
+std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
+                            const torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
+                            int keep_max);
+
+// Loads into `model` (and `optimizer`, when given and present in the file)
+// and restores the CPU random generator when `restore_rng`. Every parameter
+// and buffer of the model must be in the file with the same shape: otherwise
+// a t2t::Error lists the differences (missing, unexpected, shape changes).
+CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
+                               torch::optim::Optimizer* optimizer, bool restore_rng);
+
+// The checkpoints in `dir`, oldest first (by step).
+std::vector<std::string> list_checkpoints(const std::string& dir);
+
+// The latest checkpoint of `dir` ("" when there is none): the one the
+// `checkpoint` file names, else the highest step present.
+std::string latest_checkpoint(const std::string& dir);
+
+// The step encoded in a checkpoint's file name, -1 if it has none.
+int64_t checkpoint_step(const std::string& path);
+
+}  // namespace t2t
