@@ -1,12 +1,11 @@
 // t2t-trainer: trains a registered model on a registered problem, with
 // T2T's flags. Everything here is flag handling; the work is in libt2t.
-#include <filesystem>
-
 #include "models/model_registry.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
+#include "t2t/train/trainer.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -36,29 +35,42 @@ void add_trainer_flags(cxxopts::Options& options) {
 
 int train(const cxxopts::ParseResult& flags) {
   using t2t::cli::required;
-  const std::string problem_name =
-      required(flags, "problem", "--problem=translate_enzh_sample");
-  const std::string model_name = required(flags, "model", "--model=transformer");
+  t2t::TrainOptions o;
+  o.problem = required(flags, "problem", "--problem=translate_enzh_sample");
+  o.model = required(flags, "model", "--model=transformer");
   const std::string set_name = required(flags, "hparams_set", "--hparams_set=transformer_base");
-  const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
-  required(flags, "data_dir", "--data_dir=t2t_data");
+  o.output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
+  o.data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
+  o.schedule = flags["schedule"].as<std::string>();
+  o.train_steps = flags["train_steps"].as<int64_t>();
+  o.eval_steps = flags["eval_steps"].as<int64_t>();
+  o.local_eval_frequency = flags["local_eval_frequency"].as<int64_t>();
+  o.save_checkpoints_steps = flags["save_checkpoints_steps"].as<int64_t>();
+  o.save_checkpoints_secs = flags["save_checkpoints_secs"].as<int64_t>();
+  o.log_step_count_steps = flags["log_step_count_steps"].as<int64_t>();
+  o.keep_checkpoint_max = flags["keep_checkpoint_max"].as<int>();
+  o.seed = flags["random_seed"].as<uint64_t>();
+  for (auto [name, value] : {std::pair<const char*, int64_t>{"train_steps", o.train_steps},
+                             {"eval_steps", o.eval_steps},
+                             {"local_eval_frequency", o.local_eval_frequency},
+                             {"log_step_count_steps", o.log_step_count_steps}})
+    if (value <= 0 && std::string(name) != "train_steps")
+      throw t2t::cli::UsageError(std::string("--") + name + " must be positive");
+  if (flags["worker_gpu"].as<int>() != 1)
+    throw t2t::Error("--worker_gpu > 1 (multi-process training) is not in this build yet");
+  if (flags["mixed_precision"].as<std::string>() != "none")
+    throw t2t::Error("--mixed_precision is not in this build yet; use --mixed_precision=none");
 
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
-  const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
-  auto problem = t2t::create_problem(problem_name);
-  t2t::model_registry().get(model_name);
-
+  o.device = t2t::resolve_device(flags["device"].as<std::string>());
   spdlog::info("{}", t2t::runtime_summary());
-  spdlog::info("problem {}, model {}, hparams set {}, device {}", problem_name, model_name,
-               set_name, device);
+  spdlog::info("problem {}, model {}, hparams set {}, device {}", o.problem, o.model, set_name,
+               o.device);
   for (const auto& key : hp.keys())
-    spdlog::info("  hparam {} = {}", key, t2t::hvalue_to_string(hp.value(key)));
-  const std::string hparams_path = (std::filesystem::path(output_dir) / "hparams.yaml").string();
-  hp.save_yaml(hparams_path);
-  spdlog::info("wrote {}", hparams_path);
-  throw t2t::Error("this build of t2t has no training loop yet (t2t/train); the run stops "
-                   "after writing " + hparams_path);
+    spdlog::debug("  hparam {} = {}", key, t2t::hvalue_to_string(hp.value(key)));
+  t2t::run_training(o, hp);
+  return 0;
 }
 
 }  // namespace

@@ -1,0 +1,210 @@
+#include "t2t/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "models/t2t_model.h"
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/data/batching.h"
+#include "t2t/data/problem.h"
+#include "t2t/io/event_writer.h"
+#include "t2t/text/text_encoder.h"
+#include "t2t/train/learning_rate.h"
+#include "t2t/train/loss.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A run's hparams are fixed once it has a checkpoint: resuming with others
+// would silently train a different model.
+void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bool resuming) {
+  const std::string path = (fs::path(output_dir) / "hparams.yaml").string();
+  if (resuming && fs::exists(path)) {
+    auto diff = HParams::from_yaml_file(path).diff(hp);
+    if (!diff.empty())
+      throw Error("--output_dir=" + output_dir + " holds a run trained with other hparams (" +
+                  join(diff, "; ") + "). Use a new --output_dir, or the same --hparams_set and "
+                  "--hparams as before.");
+  }
+  hp.save_yaml(path);
+}
+
+torch::optim::Adam make_optimizer(torch::nn::Module& model, const HParams& hp) {
+  const std::string name = to_lower(hp.get_string("optimizer"));
+  if (name.find("adam") == std::string::npos)
+    throw Error("optimizer '" + hp.get_string("optimizer") +
+                "' is not supported yet; use adam (hparams optimizer=adam)");
+  auto opts = torch::optim::AdamOptions(0.0)
+                  .betas({hp.get_float("optimizer_adam_beta1"), hp.get_float("optimizer_adam_beta2")})
+                  .eps(hp.get_float("optimizer_adam_epsilon"))
+                  .weight_decay(hp.get_float("weight_decay"));
+  return torch::optim::Adam(model.parameters(), opts);
+}
+
+void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
+  for (auto& group : opt.param_groups()) group.options().set_lr(lr);
+}
+
+struct EvalResult {
+  double loss = 0, accuracy = 0, accuracy_top5 = 0;
+  int64_t tokens = 0;
+};
+
+// Teacher-forced evaluation on the dev split: unsmoothed loss, accuracies.
+EvalResult evaluate(T2TModel& model, const Problem& problem, const TrainOptions& options,
+                    const HParams& hp, const torch::Device& device) {
+  BatchReader reader(problem.data_filepaths(options.data_dir, "dev"), batching_scheme(hp),
+                     reader_options(hp, false, problem.reversed(), options.seed));
+  model.eval();
+  torch::NoGradGuard no_grad;
+  double loss_sum = 0, weight = 0, correct = 0, correct5 = 0;
+  for (int64_t i = 0; i < options.eval_steps; ++i) {
+    auto batch = reader.next();
+    if (!batch) break;
+    auto inputs = batch->inputs.to(device), targets = batch->targets.to(device);
+    auto logits = model.forward(inputs, targets);
+    auto l = smoothed_cross_entropy(logits, targets, 0.0);
+    loss_sum += l.loss_sum.item<double>();
+    weight += l.weight_sum.item<double>();
+    correct += padded_accuracy(logits, targets).correct.item<double>();
+    correct5 += padded_accuracy_topk(logits, targets, 5).correct.item<double>();
+  }
+  model.train();
+  EvalResult r;
+  r.tokens = static_cast<int64_t>(weight);
+  if (weight > 0) {
+    r.loss = loss_sum / weight;
+    r.accuracy = correct / weight;
+    r.accuracy_top5 = correct5 / weight;
+  }
+  return r;
+}
+
+}  // namespace
+
+void run_training(const TrainOptions& options, const HParams& hp) {
+  auto problem = create_problem(options.problem);
+  FeatureEncoders enc = problem->feature_encoders(options.data_dir);
+  FeatureInfo info{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
+  const torch::Device device(options.device);
+  std::shared_ptr<T2TModel> model = model_registry().get(options.model)(hp, info);
+  model->to(device);
+  auto optimizer = make_optimizer(*model, hp);
+  check_learning_rate_schedule(hp);
+
+  // Resume exactly where the last checkpoint stopped.
+  const std::string latest = latest_checkpoint(options.output_dir);
+  check_or_write_hparams(options.output_dir, hp, !latest.empty());
+  int64_t step = 0;
+  std::optional<ReaderState> resume;
+  if (!latest.empty()) {
+    CheckpointMeta meta = load_checkpoint(latest, *model, &optimizer, true);
+    step = meta.step;
+    if (!meta.reader_state.empty())
+      resume = ReaderState::from_yaml(meta.reader_state, latest);
+    spdlog::info("resuming from {} at step {}", latest, step);
+  }
+  int64_t params = 0;
+  for (const auto& p : model->parameters()) params += p.numel();
+  spdlog::info("model {} with {} parameters on {}; vocabularies {} / {}{}", options.model, params,
+               options.device, info.input_vocab_size, info.target_vocab_size,
+               info.shared_vocabulary ? " (shared)" : "");
+
+  auto save = [&](const BatchReader* reader) {
+    CheckpointMeta meta;
+    meta.step = step;
+    meta.hparams_yaml = hp.to_yaml();
+    if (reader) meta.reader_state = reader->state().to_yaml();
+    std::string path = save_checkpoint(options.output_dir, *model, &optimizer, meta,
+                                       options.keep_checkpoint_max);
+    spdlog::info("saved {}", path);
+  };
+  EventWriter eval_events((fs::path(options.output_dir) / "eval").string());
+  auto run_eval = [&]() {
+    auto start = Clock::now();
+    EvalResult r = evaluate(*model, *problem, options, hp, device);
+    spdlog::info("eval at step {}: loss {:.4f}, accuracy {:.4f}, top-5 {:.4f}, "
+                 "neg_log_perplexity {:.4f} ({} tokens, {:.1f} s)",
+                 step, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.tokens, seconds_since(start));
+    eval_events.add_scalars(step, {{"loss", r.loss}, {"metrics/accuracy", r.accuracy},
+                                   {"metrics/accuracy_top5", r.accuracy_top5},
+                                   {"metrics/neg_log_perplexity", -r.loss}});
+    eval_events.flush();
+  };
+
+  if (options.schedule == "evaluate") {
+    run_eval();
+    return;
+  }
+  if (options.schedule != "train" && options.schedule != "continuous_train_and_eval")
+    throw Error("--schedule=" + options.schedule +
+                " is not one of train, evaluate, continuous_train_and_eval");
+
+  BatchReader reader(problem->data_filepaths(options.data_dir, "train"), batching_scheme(hp),
+                     reader_options(hp, true, problem->reversed(), options.seed), resume);
+  EventWriter train_events(options.output_dir);
+  const int64_t save_every =
+      options.save_checkpoints_steps > 0 ? options.save_checkpoints_steps : options.local_eval_frequency;
+  const double label_smoothing = hp.get_float("label_smoothing");
+  const double clip = hp.get_float("clip_grad_norm");
+  const int64_t first_step = step;
+  auto start = Clock::now(), last_log = Clock::now(), last_save = Clock::now();
+  double log_loss = 0, log_weight = 0, log_tokens = 0;
+  model->train();
+  while (step < options.train_steps) {
+    auto batch = reader.next();
+    const double lr = learning_rate(hp, step);
+    set_learning_rate(optimizer, lr);
+    auto inputs = batch->inputs.to(device), targets = batch->targets.to(device);
+    optimizer.zero_grad();
+    auto logits = model->forward(inputs, targets);
+    LossSum l = smoothed_cross_entropy(logits, targets, label_smoothing);
+    auto loss = l.loss_sum / l.weight_sum.clamp_min(1.0);
+    loss.backward();
+    if (clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip);
+    optimizer.step();
+    ++step;
+    log_loss += l.loss_sum.item<double>();
+    log_weight += l.weight_sum.item<double>();
+    log_tokens += batch->input_tokens + batch->target_tokens;
+
+    if (step % options.log_step_count_steps == 0 || step == options.train_steps) {
+      const double secs = seconds_since(last_log);
+      const double done = step - first_step, left = options.train_steps - step;
+      const double eta = done > 0 ? seconds_since(start) / done * left : 0;
+      const double mean = log_weight > 0 ? log_loss / log_weight : 0;
+      spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s, elapsed {:.0f} s, ETA {:.0f} s",
+                   step, mean, lr, log_tokens / std::max(secs, 1e-9), seconds_since(start), eta);
+      train_events.add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
+                                      {"tokens_per_sec", log_tokens / std::max(secs, 1e-9)}});
+      train_events.flush();
+      log_loss = log_weight = log_tokens = 0;
+      last_log = Clock::now();
+    }
+    const bool time_to_save =
+        options.save_checkpoints_secs > 0 && seconds_since(last_save) >= options.save_checkpoints_secs;
+    if (step % save_every == 0 || step == options.train_steps || time_to_save) {
+      save(&reader);
+      last_save = Clock::now();
+      if (options.schedule == "continuous_train_and_eval" &&
+          (step % options.local_eval_frequency == 0 || step == options.train_steps))
+        run_eval();
+    }
+  }
+  if (step == first_step) spdlog::info("already at step {} of {}: nothing to train", step, options.train_steps);
+}
+
+}  // namespace t2t

@@ -1,0 +1,35 @@
+// The generic training loop: any registered model on any registered problem,
+// driven by TrainOptions (the trainer's flags) and the final hparams.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "t2t/core/hparams.h"
+
+namespace t2t {
+
+struct TrainOptions {
+  std::string problem;      // may end in "_rev"
+  std::string model;
+  std::string data_dir;
+  std::string output_dir;
+  std::string device = "cpu";  // resolved already ("cpu", "cuda:0")
+  std::string schedule = "continuous_train_and_eval";  // or "train", "evaluate"
+  int64_t train_steps = 250000;
+  int64_t eval_steps = 100;
+  int64_t local_eval_frequency = 1000;
+  int64_t save_checkpoints_steps = 0;  // 0: local_eval_frequency
+  int64_t save_checkpoints_secs = 0;   // 0: off
+  int64_t log_step_count_steps = 100;
+  int keep_checkpoint_max = 20;
+  uint64_t seed = 429459;
+};
+
+// Trains (and evaluates, per `schedule`) until train_steps, resuming from the
+// latest checkpoint in output_dir when there is one. Writes hparams.yaml,
+// checkpoints and TensorBoard events (output_dir and output_dir/eval).
+// Throws t2t::Error when output_dir holds a run with other hparams.
+void run_training(const TrainOptions& options, const HParams& hparams);
+
+}  // namespace t2t

@@ -1,0 +1,108 @@
+// End-to-end tests of t2t-trainer on the bundled sample: the loss falls, a
+// resumed run equals an uninterrupted one, a run's hparams are protected.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "tests/test_util.h"
+
+namespace fs = std::filesystem;
+using t2t::test::run_command;
+using t2t::test::TempDir;
+
+namespace {
+
+std::string make_sample_data(const TempDir& dir) {
+  const std::string data = dir / "data";
+  auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
+  REQUIRE(r.exit_code == 0);
+  return data;
+}
+
+std::string trainer(const std::string& data, const std::string& out, int steps,
+                    const std::string& extra = "") {
+  return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+         "--hparams_set=transformer_tiny --hparams='batch_size=1024,learning_rate_warmup_steps=100' "
+         "--data_dir=" + data + " --output_dir=" + out + " --train_steps=" + std::to_string(steps) +
+         " --log_step_count_steps=10 --eval_steps=10 " + extra;
+}
+
+std::vector<double> logged_losses(const std::string& output) {
+  std::vector<double> losses;
+  std::regex re("\\] step \\d+: loss ([0-9.]+)");
+  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
+    losses.push_back(std::stod((*it)[1]));
+  return losses;
+}
+
+std::map<std::string, torch::Tensor> model_tensors(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& key : archive.keys()) {
+    if (key.rfind("model/", 0) != 0) continue;
+    torch::Tensor t;
+    archive.read(key, t);
+    out[key] = t;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("t2t-trainer lowers the loss on the sample and writes a run directory", "[trainer][e2e]") {
+  TempDir dir("trainer_loss");
+  const std::string data = make_sample_data(dir);
+  const std::string out = dir / "run";
+  auto r = run_command(trainer(data, out, 80, "--local_eval_frequency=40"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  auto losses = logged_losses(r.output);
+  REQUIRE(losses.size() == 8);
+  CHECK(losses.back() < losses.front() - 1.0);
+  CHECK_THAT(r.output, Catch::Contains("eval at step 80: loss"));
+  CHECK_THAT(r.output, Catch::Contains("tokens/s"));
+  CHECK(fs::exists(out + "/hparams.yaml"));
+  CHECK(t2t::checkpoint_step(t2t::latest_checkpoint(out)) == 80);
+  bool train_events = false, eval_events = false;
+  for (const auto& e : fs::directory_iterator(out))
+    train_events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  for (const auto& e : fs::directory_iterator(out + "/eval"))
+    eval_events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  CHECK(train_events);
+  CHECK(eval_events);
+}
+
+TEST_CASE("a resumed run ends with the same parameters as an uninterrupted one", "[trainer][e2e]") {
+  TempDir dir("trainer_resume");
+  const std::string data = make_sample_data(dir);
+  const std::string straight = dir / "straight", resumed = dir / "resumed";
+  const std::string every = "--save_checkpoints_steps=15 --local_eval_frequency=1000 --threads=1";
+  REQUIRE(run_command(trainer(data, straight, 30, every)).exit_code == 0);
+  REQUIRE(run_command(trainer(data, resumed, 15, every)).exit_code == 0);
+  auto second = run_command(trainer(data, resumed, 30, every));
+  INFO(second.output);
+  REQUIRE(second.exit_code == 0);
+  CHECK_THAT(second.output, Catch::Contains("resuming from"));
+  auto a = model_tensors(straight + "/model.ckpt-30.pt");
+  auto b = model_tensors(resumed + "/model.ckpt-30.pt");
+  REQUIRE(a.size() == b.size());
+  REQUIRE_FALSE(a.empty());
+  for (const auto& [key, t] : a) {
+    INFO(key);
+    REQUIRE(b.count(key));
+    CHECK(torch::allclose(t, b[key], 1e-5, 1e-6));
+  }
+
+  // Other hparams in the same run directory are refused, naming the change.
+  auto other = run_command(
+      "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+      "--hparams_set=transformer_tiny --hparams='batch_size=512,learning_rate_warmup_steps=100' "
+      "--data_dir=" + data + " --output_dir=" + resumed + " --train_steps=40");
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.output, Catch::Contains("batch_size: 1024 -> 512"));
+}
