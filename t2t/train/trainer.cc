@@ -43,6 +43,9 @@ void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bo
 }
 
 torch::optim::Adam make_optimizer(torch::nn::Module& model, const HParams& hp) {
+  if (hp.get_int("optimizer_multistep_accumulate_steps") > 1)
+    throw Error("optimizer_multistep_accumulate_steps > 1 (gradient accumulation) is not in this "
+                "build yet; use a larger batch_size instead");
   const std::string name = to_lower(hp.get_string("optimizer"));
   if (name.find("adam") == std::string::npos)
     throw Error("optimizer '" + hp.get_string("optimizer") +
