@@ -2,10 +2,10 @@
 // writes its encoded TFRecord shards, with T2T's flags. --inspect=FILE looks
 // into a shard instead.
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
@@ -102,11 +102,10 @@ int generate(const cxxopts::ParseResult& flags) {
   options.seed = flags["random_seed"].as<uint64_t>();
   options.max_cases = flags["max_cases"].as<int64_t>();
   options.max_line_bytes = flags["max_line_bytes"].as<int64_t>();
-  const auto start = std::chrono::steady_clock::now();
+  const t2t::Stopwatch timer;
   spdlog::info("generating {} into {} (raw data in {})", name, data_dir, tmp_dir);
   problem->generate_data(data_dir, tmp_dir, options);
-  spdlog::info("done in {:.1f} s",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  spdlog::info("done in {:.1f} s", timer.seconds());
   return 0;
 }
 

@@ -1,7 +1,6 @@
 #include "t2t/data/shard_writer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/io/tfrecord.h"
 
 namespace t2t {
@@ -20,8 +20,6 @@ namespace t2t {
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Pairs are encoded in chunks: big enough to amortise the hand-off between
 // threads, small enough to keep memory flat.
@@ -66,7 +64,7 @@ void shuffle_shard(const std::string& unshuffled, const std::string& final_path,
 ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& encode,
                                        const std::vector<std::string>& paths, int threads,
                                        uint64_t seed) {
-  const auto start = Clock::now();
+  const Stopwatch timer;
   const int workers = resolve_threads(threads);
   const size_t n = paths.size();
   ShardWriteResult result;
@@ -80,7 +78,7 @@ ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& 
   }
   std::deque<std::future<std::vector<EncodedExample>>> pending;
   size_t next_shard = 0;
-  auto last_log = Clock::now();
+  Stopwatch since_log;
   auto drain_one = [&]() {
     for (auto& ex : pending.front().get()) {
       writers[next_shard]->write(ex.record);
@@ -90,9 +88,9 @@ ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& 
       result.target_tokens += ex.target_tokens;
     }
     pending.pop_front();
-    if (Clock::now() - last_log > std::chrono::seconds(5)) {
-      last_log = Clock::now();
-      double secs = std::chrono::duration<double>(last_log - start).count();
+    if (since_log.seconds() > 5) {
+      since_log.restart();
+      const double secs = timer.seconds();
       spdlog::info("  encoded {} pairs ({:.0f} pairs/s)", result.examples, result.examples / secs);
     }
   };
@@ -123,7 +121,7 @@ ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& 
 
   if (result.examples == 0) {
     for (const auto& u : unshuffled) fs::remove(u);
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.seconds = timer.seconds();
     return result;
   }
 
@@ -142,7 +140,7 @@ ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& 
     }
     for (auto& j : jobs) j.get();
   }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.seconds = timer.seconds();
   return result;
 }
 

@@ -1,11 +1,11 @@
 #include "t2t/data/text_problem.h"
 
-#include <chrono>
 #include <filesystem>
 #include <random>
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/data/shard_writer.h"
 #include "t2t/io/example.h"
 #include "t2t/text/text_encoder.h"
@@ -95,7 +95,7 @@ void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std
     spdlog::info("using the existing {} vocabularies in {}", vocab_type_name(spec.type), data_dir);
     return;
   }
-  auto start = std::chrono::steady_clock::now();
+  const Stopwatch timer;
   const size_t capacity = static_cast<size_t>(vocab_sample_sentences());
   Reservoir source(capacity, options.seed), target(capacity, options.seed + 1);
   FilteredStream stream(generate_samples("train", tmp_dir), name() + " train (vocabulary)",
@@ -113,8 +113,7 @@ void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std
                spec.size, source.sample().size(), separate ? " per language" : "");
   learn_vocab(source.sample(), spec, src_path, options.threads);
   if (separate) learn_vocab(target.sample(), spec, tgt_path, options.threads);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  spdlog::info("vocabularies written to {} in {:.1f} s", data_dir, secs);
+  spdlog::info("vocabularies written to {} in {:.1f} s", data_dir, timer.seconds());
 }
 
 void Text2TextProblem::generate_data(const std::string& data_dir, const std::string& tmp_dir,

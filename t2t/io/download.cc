@@ -14,18 +14,13 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 
 namespace t2t {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 void init_curl() {
   // curl_global_init is not thread-safe; call_once makes it so for t2t.
@@ -42,8 +37,8 @@ struct Transfer {
   std::string name;
   uint64_t resumed_from = 0;
   double progress_seconds = 5.0;
-  Clock::time_point start = Clock::now();
-  Clock::time_point last_log = Clock::now();
+  Stopwatch since_start;
+  Stopwatch since_log;
 };
 
 size_t on_data(char* data, size_t size, size_t count, void* user) {
@@ -57,10 +52,10 @@ size_t on_data(char* data, size_t size, size_t count, void* user) {
 
 int on_progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(user);
-  if (seconds_since(t->last_log) < t->progress_seconds) return 0;
-  t->last_log = Clock::now();
+  if (t->since_log.seconds() < t->progress_seconds) return 0;
+  t->since_log.restart();
   const double done = double(t->resumed_from) + double(now);
-  const double speed = double(now) / std::max(seconds_since(t->start), 1e-3);
+  const double speed = double(now) / std::max(t->since_start.seconds(), 1e-3);
   if (total > 0) {
     const double all = double(t->resumed_from) + double(total);
     spdlog::info("Downloading {}: {} of {} ({:.1f}%), {}/s", t->name, format_bytes(done),
@@ -195,7 +190,7 @@ std::string maybe_download(const std::string& dir, const std::string& filename,
 
   const std::string part = path + ".part";
   spdlog::info("Downloading {} to {}", url, path);
-  const auto start = Clock::now();
+  Stopwatch timer;
   double backoff = options.backoff_seconds;
   std::string last_error;
   const int attempts = 1 + std::max(options.retries, 0);
@@ -207,7 +202,7 @@ std::string maybe_download(const std::string& dir, const std::string& filename,
       fs::rename(part, path, ec);
       if (ec) throw Error("cannot rename '" + part + "' to '" + path + "': " + ec.message());
       spdlog::info("Downloaded {} ({} in {:.1f} s)", path, format_bytes(double(size_or_zero(path))),
-                   seconds_since(start));
+                   timer.seconds());
       return path;
     }
     last_error = a.error;

@@ -5,7 +5,6 @@
 // rather than by its text, substrings too rare to matter are dropped as
 // soon as that is certain, and the counting is spread over all cores.
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -14,6 +13,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/text/subword_internal.h"
 #include "t2t/text/subword_text_encoder.h"
 
@@ -460,12 +460,10 @@ SubwordTextEncoder SubwordTextEncoder::build_to_target_size(
 
   std::function<SubwordTextEncoder(int64_t, int64_t)> bisect = [&](int64_t lo, int64_t hi) {
     const int64_t present = floor_div2(lo + hi);
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch timer;
     SubwordTextEncoder enc = builder.build(present);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     spdlog::info("subword vocab: min_count {} gives {} subtokens ({:.1f} s)", present,
-                 enc.vocab_size(), secs);
+                 enc.vocab_size(), timer.seconds());
     // Within 1% of the target is good enough.
     const bool ok = std::llabs(enc.vocab_size() - target_size) * 100 < target_size;
     if (ok || lo >= hi || present < 2) return enc;

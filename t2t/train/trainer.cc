@@ -2,13 +2,13 @@
 
 #include <torch/torch.h>
 
-#include <chrono>
 #include <filesystem>
 
 #include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/data/batching.h"
 #include "t2t/data/problem.h"
 #include "t2t/io/event_writer.h"
@@ -21,12 +21,6 @@ namespace t2t {
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // A run's hparams are fixed once it has a checkpoint: resuming with others
 // would silently train a different model.
@@ -137,11 +131,11 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   };
   EventWriter eval_events((fs::path(options.output_dir) / "eval").string());
   auto run_eval = [&]() {
-    auto start = Clock::now();
+    Stopwatch timer;
     EvalResult r = evaluate(*model, *problem, options, hp, device);
     spdlog::info("eval at step {}: loss {:.4f}, accuracy {:.4f}, top-5 {:.4f}, "
                  "neg_log_perplexity {:.4f} ({} tokens, {:.1f} s)",
-                 step, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.tokens, seconds_since(start));
+                 step, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.tokens, timer.seconds());
     eval_events.add_scalars(step, {{"loss", r.loss}, {"metrics/accuracy", r.accuracy},
                                    {"metrics/accuracy_top5", r.accuracy_top5},
                                    {"metrics/neg_log_perplexity", -r.loss}});
@@ -164,7 +158,7 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   const double label_smoothing = hp.get_float("label_smoothing");
   const double clip = hp.get_float("clip_grad_norm");
   const int64_t first_step = step;
-  auto start = Clock::now(), last_log = Clock::now(), last_save = Clock::now();
+  Stopwatch since_start, since_log, since_save;
   double log_loss = 0, log_weight = 0, log_tokens = 0;
   model->train();
   while (step < options.train_steps) {
@@ -185,23 +179,23 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     log_tokens += batch->input_tokens + batch->target_tokens;
 
     if (step % options.log_step_count_steps == 0 || step == options.train_steps) {
-      const double secs = seconds_since(last_log);
+      const double secs = since_log.seconds();
       const double done = step - first_step, left = options.train_steps - step;
-      const double eta = done > 0 ? seconds_since(start) / done * left : 0;
+      const double eta = done > 0 ? since_start.seconds() / done * left : 0;
       const double mean = log_weight > 0 ? log_loss / log_weight : 0;
       spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s, elapsed {:.0f} s, ETA {:.0f} s",
-                   step, mean, lr, log_tokens / std::max(secs, 1e-9), seconds_since(start), eta);
+                   step, mean, lr, log_tokens / std::max(secs, 1e-9), since_start.seconds(), eta);
       train_events.add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
                                       {"tokens_per_sec", log_tokens / std::max(secs, 1e-9)}});
       train_events.flush();
       log_loss = log_weight = log_tokens = 0;
-      last_log = Clock::now();
+      since_log.restart();
     }
     const bool time_to_save =
-        options.save_checkpoints_secs > 0 && seconds_since(last_save) >= options.save_checkpoints_secs;
+        options.save_checkpoints_secs > 0 && since_save.seconds() >= options.save_checkpoints_secs;
     if (step % save_every == 0 || step == options.train_steps || time_to_save) {
       save(&reader);
-      last_save = Clock::now();
+      since_save.restart();
       if (options.schedule == "continuous_train_and_eval" &&
           (step % options.local_eval_frequency == 0 || step == options.train_steps))
         run_eval();
