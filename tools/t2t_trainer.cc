@@ -28,9 +28,10 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<int64_t>()->default_value("0"))
       ("log_step_count_steps", "Log progress every this many steps.",
        value<int64_t>()->default_value("100"))
-      ("worker_gpu", "Worker processes on this machine (data parallel via torch.distributed).",
-       value<int>()->default_value("1"))
-      ("mixed_precision", "none, bf16 or fp16.", value<std::string>()->default_value("none"));
+      ("worker_gpu", "Worker processes on this machine (data parallel via torch.distributed); "
+       "only 1 in this build.", value<int>()->default_value("1"))
+      ("mixed_precision", "none, bf16 or fp16; only none in this build.",
+       value<std::string>()->default_value("none"));
 }
 
 int train(const cxxopts::ParseResult& flags) {
