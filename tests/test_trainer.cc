@@ -106,3 +106,25 @@ TEST_CASE("a resumed run ends with the same parameters as an uninterrupted one",
   CHECK(other.exit_code == 1);
   CHECK_THAT(other.output, Catch::Contains("batch_size: 1024 -> 512"));
 }
+
+TEST_CASE("non-finite losses are skipped and stop training when they persist", "[trainer][e2e]") {
+  TempDir dir("trainer_nonfinite");
+  const std::string data = make_sample_data(dir);
+  const std::string out = dir / "run";
+  // A learning rate of 1e30 from the second step on: the weights overflow.
+  auto r = run_command(
+      "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+      "--hparams_set=transformer_tiny "
+      "--hparams='batch_size=1024,learning_rate_warmup_steps=1,learning_rate_constant=1e30' "
+      "--data_dir=" + data + " --output_dir=" + out +
+      " --train_steps=50 --save_checkpoints_steps=1 --local_eval_frequency=1000 "
+      "--max_nonfinite_steps=4");
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("the update is skipped"));
+  CHECK_THAT(r.output, Catch::Contains("4 steps in a row gave a non-finite loss or gradient"));
+  CHECK_THAT(r.output, Catch::Contains("The last good checkpoint is"));
+  const std::string last = t2t::latest_checkpoint(out);
+  REQUIRE_FALSE(last.empty());
+  CHECK(model_tensors(last).size() > 0);  // intact and readable
+}

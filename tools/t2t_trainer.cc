@@ -30,6 +30,9 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<int64_t>()->default_value("100"))
       ("worker_gpu", "Worker processes on this machine (data parallel via torch.distributed); "
        "only 1 in this build.", value<int>()->default_value("1"))
+      ("max_nonfinite_steps", "Steps with a NaN/Inf loss or gradient are skipped; this many in "
+       "a row stop training (the last checkpoint stays intact).",
+       value<int64_t>()->default_value("10"))
       ("mixed_precision", "none, bf16 or fp16; only none in this build.",
        value<std::string>()->default_value("none"));
 }
@@ -51,6 +54,8 @@ int train(const cxxopts::ParseResult& flags) {
   o.log_step_count_steps = flags["log_step_count_steps"].as<int64_t>();
   o.keep_checkpoint_max = flags["keep_checkpoint_max"].as<int>();
   o.seed = flags["random_seed"].as<uint64_t>();
+  o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
+  if (o.max_nonfinite_steps < 1) throw t2t::cli::UsageError("--max_nonfinite_steps must be >= 1");
   for (auto [name, value] : {std::pair<const char*, int64_t>{"train_steps", o.train_steps},
                              {"eval_steps", o.eval_steps},
                              {"local_eval_frequency", o.local_eval_frequency},

@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
@@ -160,6 +162,7 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   const int64_t first_step = step;
   Stopwatch since_start, since_log, since_save;
   double log_loss = 0, log_weight = 0, log_tokens = 0;
+  int64_t nonfinite_in_a_row = 0, nonfinite_total = 0;
   model->train();
   while (step < options.train_steps) {
     auto batch = reader.next();
@@ -171,10 +174,33 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     LossSum l = smoothed_cross_entropy(logits, targets, label_smoothing);
     auto loss = l.loss_sum / l.weight_sum.clamp_min(1.0);
     loss.backward();
-    if (clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip);
+    // The gradient norm is needed for clipping anyway, and checking it too
+    // catches an overflow in backward that a finite loss would hide.
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(
+        model->parameters(), clip > 0 ? clip : std::numeric_limits<double>::infinity());
+    const double loss_value = l.loss_sum.item<double>();
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
+      ++nonfinite_in_a_row;
+      ++nonfinite_total;
+      spdlog::warn("step {}: non-finite {} ({} in a row, {} in all); the update is skipped", step,
+                   std::isfinite(loss_value) ? "gradient" : "loss", nonfinite_in_a_row,
+                   nonfinite_total);
+      if (nonfinite_in_a_row >= options.max_nonfinite_steps) {
+        const std::string last = latest_checkpoint(options.output_dir);
+        throw Error("training stopped at step " + std::to_string(step) + ": " +
+                    std::to_string(nonfinite_in_a_row) +
+                    " steps in a row gave a non-finite loss or gradient. " +
+                    (last.empty() ? std::string("No checkpoint was written yet.")
+                                  : "The last good checkpoint is " + last + ".") +
+                    " Lower the learning rate (learning_rate_constant / learning_rate), raise "
+                    "learning_rate_warmup_steps, or set clip_grad_norm.");
+      }
+      continue;
+    }
+    nonfinite_in_a_row = 0;
     optimizer.step();
     ++step;
-    log_loss += l.loss_sum.item<double>();
+    log_loss += loss_value;
     log_weight += l.weight_sum.item<double>();
     log_tokens += batch->input_tokens + batch->target_tokens;
 

@@ -23,6 +23,9 @@ struct TrainOptions {
   int64_t save_checkpoints_secs = 0;   // 0: off
   int64_t log_step_count_steps = 100;
   int keep_checkpoint_max = 20;
+  // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
+  // counted; this many in a row stop training, the last checkpoint intact.
+  int64_t max_nonfinite_steps = 10;
   uint64_t seed = 429459;
 };
 
