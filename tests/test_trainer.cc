@@ -128,3 +128,18 @@ TEST_CASE("non-finite losses are skipped and stop training when they persist", "
   REQUIRE_FALSE(last.empty());
   CHECK(model_tensors(last).size() > 0);  // intact and readable
 }
+
+TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[trainer][e2e]") {
+  TempDir dir("trainer_bf16");
+  const std::string data = make_sample_data(dir);
+  auto r = run_command(trainer(data, dir / "bf16", 60, "--mixed_precision=bf16 --device=cpu"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("mixed precision: bf16 autocast"));
+  auto losses = logged_losses(r.output);
+  REQUIRE(losses.size() == 6);
+  CHECK(losses.back() < losses.front() - 1.0);
+  auto fp16 = run_command(trainer(data, dir / "fp16", 10, "--mixed_precision=fp16 --device=cpu"));
+  CHECK(fp16.exit_code == 1);
+  CHECK_THAT(fp16.output, Catch::Contains("--mixed_precision=fp16 needs a CUDA device"));
+}

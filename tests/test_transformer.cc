@@ -1,4 +1,5 @@
 // LibTorch first: its logging header defines CHECK too, and Catch's must win.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
@@ -371,4 +372,17 @@ TEST_CASE("transformer_tiny forward and backward timing", "[.][model_bench]") {
   std::printf("transformer_tiny forward+backward, 160x25 tokens, %d threads: %.3f s/step\n",
               torch::get_num_threads(), seconds);
   CHECK(seconds > 0);
+}
+
+TEST_CASE("under CPU bf16 autocast the matrix products run in bf16", "[model]") {
+  auto model = make(tiny());
+  auto in = ids({{5, 6, 7, 1}});
+  auto out = ids({{8, 9, 1}});
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, true);
+  auto logits = model->forward(in, out);
+  at::autocast::set_autocast_enabled(at::kCPU, false);
+  at::autocast::clear_cache();
+  CHECK(logits.scalar_type() == at::kBFloat16);
+  CHECK(model->forward(in, out).scalar_type() == at::kFloat);
 }

@@ -33,7 +33,8 @@ void add_trainer_flags(cxxopts::Options& options) {
       ("max_nonfinite_steps", "Steps with a NaN/Inf loss or gradient are skipped; this many in "
        "a row stop training (the last checkpoint stays intact).",
        value<int64_t>()->default_value("10"))
-      ("mixed_precision", "none, bf16 or fp16; only none in this build.",
+      ("mixed_precision", "none; bf16 (autocast, CPU or CUDA); fp16 (autocast with dynamic loss "
+       "scaling, CUDA only).",
        value<std::string>()->default_value("none"));
 }
 
@@ -55,6 +56,7 @@ int train(const cxxopts::ParseResult& flags) {
   o.keep_checkpoint_max = flags["keep_checkpoint_max"].as<int>();
   o.seed = flags["random_seed"].as<uint64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
+  o.mixed_precision = flags["mixed_precision"].as<std::string>();
   if (o.max_nonfinite_steps < 1) throw t2t::cli::UsageError("--max_nonfinite_steps must be >= 1");
   for (auto [name, value] : {std::pair<const char*, int64_t>{"train_steps", o.train_steps},
                              {"eval_steps", o.eval_steps},
@@ -64,8 +66,6 @@ int train(const cxxopts::ParseResult& flags) {
       throw t2t::cli::UsageError(std::string("--") + name + " must be positive");
   if (flags["worker_gpu"].as<int>() != 1)
     throw t2t::Error("--worker_gpu > 1 (multi-process training) is not in this build yet");
-  if (flags["mixed_precision"].as<std::string>() != "none")
-    throw t2t::Error("--mixed_precision is not in this build yet; use --mixed_precision=none");
 
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());

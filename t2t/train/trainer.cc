@@ -1,10 +1,12 @@
 #include "t2t/train/trainer.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
@@ -55,6 +57,61 @@ torch::optim::Adam make_optimizer(torch::nn::Module& model, const HParams& hp) {
 
 void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
   for (auto& group : opt.param_groups()) group.options().set_lr(lr);
+}
+
+// Runs the forward pass (and the loss) under LibTorch's autocast for the
+// scope's lifetime, so matrix products run in bf16/fp16 while the weights,
+// the optimizer and the loss reduction stay in float32.
+class AutocastScope {
+ public:
+  AutocastScope(c10::DeviceType device, std::optional<at::ScalarType> dtype)
+      : device_(device), on_(dtype.has_value()) {
+    if (!on_) return;
+    previous_ = at::autocast::is_autocast_enabled(device_);
+    at::autocast::set_autocast_dtype(device_, *dtype);
+    at::autocast::set_autocast_enabled(device_, true);
+  }
+  ~AutocastScope() {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(device_, previous_);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  c10::DeviceType device_;
+  bool on_;
+  bool previous_ = false;
+};
+
+// fp16 gradients underflow without scaling: the loss is multiplied by a
+// scale that halves on overflow and doubles after a run of good steps, the
+// schedule T2T uses (2^15 to start, x2 every 2000 good steps).
+struct LossScale {
+  bool enabled = false;
+  double scale = 32768.0;
+  int64_t good_steps = 0;
+  void update(bool overflow) {
+    if (!enabled) return;
+    if (overflow) {
+      scale = std::max(1.0, scale / 2);
+      good_steps = 0;
+    } else if (++good_steps == 2000) {
+      scale *= 2;
+      good_steps = 0;
+    }
+  }
+};
+
+std::optional<at::ScalarType> autocast_dtype(const std::string& mode, const torch::Device& device) {
+  if (mode == "none") return std::nullopt;
+  if (mode == "bf16") return at::kBFloat16;
+  if (mode == "fp16") {
+    if (!device.is_cuda())
+      throw Error("--mixed_precision=fp16 needs a CUDA device (--device=" + device.str() +
+                  "); on a CPU use --mixed_precision=bf16");
+    return at::kHalf;
+  }
+  throw Error("--mixed_precision=" + mode + " is not one of none, bf16, fp16");
 }
 
 struct EvalResult {
@@ -160,6 +217,11 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   const double label_smoothing = hp.get_float("label_smoothing");
   const double clip = hp.get_float("clip_grad_norm");
   const int64_t first_step = step;
+  const std::optional<at::ScalarType> amp = autocast_dtype(options.mixed_precision, device);
+  LossScale loss_scale;
+  loss_scale.enabled = amp == at::kHalf;
+  if (amp) spdlog::info("mixed precision: {} autocast{}", options.mixed_precision,
+                        loss_scale.enabled ? " with dynamic loss scaling" : "");
   Stopwatch since_start, since_log, since_save;
   double log_loss = 0, log_weight = 0, log_tokens = 0;
   int64_t nonfinite_in_a_row = 0, nonfinite_total = 0;
@@ -170,15 +232,32 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     set_learning_rate(optimizer, lr);
     auto inputs = batch->inputs.to(device), targets = batch->targets.to(device);
     optimizer.zero_grad();
-    auto logits = model->forward(inputs, targets);
-    LossSum l = smoothed_cross_entropy(logits, targets, label_smoothing);
+    LossSum l;
+    {
+      AutocastScope autocast(device.type(), amp);
+      auto logits = model->forward(inputs, targets);
+      l = smoothed_cross_entropy(logits, targets, label_smoothing);
+    }
     auto loss = l.loss_sum / l.weight_sum.clamp_min(1.0);
-    loss.backward();
+    if (loss_scale.enabled) {
+      (loss * loss_scale.scale).backward();
+      for (auto& p : model->parameters())
+        if (p.grad().defined()) p.grad().div_(loss_scale.scale);
+    } else {
+      loss.backward();
+    }
     // The gradient norm is needed for clipping anyway, and checking it too
     // catches an overflow in backward that a finite loss would hide.
     const double grad_norm = torch::nn::utils::clip_grad_norm_(
         model->parameters(), clip > 0 ? clip : std::numeric_limits<double>::infinity());
     const double loss_value = l.loss_sum.item<double>();
+    if (loss_scale.enabled && std::isfinite(loss_value) && !std::isfinite(grad_norm)) {
+      // An fp16 gradient overflow: expected now and then, not a failure.
+      loss_scale.update(true);
+      spdlog::debug("step {}: fp16 gradient overflow, loss scale now {}", step, loss_scale.scale);
+      continue;
+    }
+    loss_scale.update(false);
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
       ++nonfinite_in_a_row;
       ++nonfinite_total;

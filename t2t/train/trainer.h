@@ -26,6 +26,9 @@ struct TrainOptions {
   // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
   // counted; this many in a row stop training, the last checkpoint intact.
   int64_t max_nonfinite_steps = 10;
+  // "none", "bf16" (autocast; CPU and CUDA) or "fp16" (autocast with dynamic
+  // loss scaling; CUDA only).
+  std::string mixed_precision = "none";
   uint64_t seed = 429459;
 };
 
