@@ -65,6 +65,7 @@ TEST_CASE("t2t-trainer lowers the loss on the sample and writes a run directory"
   REQUIRE(losses.size() == 8);
   CHECK(losses.back() < losses.front() - 1.0);
   CHECK_THAT(r.output, Catch::Contains("eval at step 80: loss"));
+  CHECK_THAT(r.output, Catch::Contains("approx BLEU"));
   CHECK_THAT(r.output, Catch::Contains("tokens/s"));
   CHECK(fs::exists(out + "/hparams.yaml"));
   CHECK(t2t::checkpoint_step(t2t::latest_checkpoint(out)) == 80);
