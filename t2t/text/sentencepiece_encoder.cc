@@ -31,6 +31,14 @@ class VectorIterator : public sentencepiece::SentenceIterator {
   size_t pos_ = 0;
 };
 
+// Both trainers fail the same way; say what was being trained.
+void check_trained(const sentencepiece::util::Status& status, const std::string& what,
+                   const SentencePieceOptions& options) {
+  if (status.ok()) return;
+  throw Error(what + " failed: " + status.ToString() +
+              (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
+}
+
 std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOptions& o) {
   if (o.model_type != "unigram" && o.model_type != "bpe") {
     throw Error("sentencepiece model_type '" + o.model_type +
@@ -113,15 +121,9 @@ SentencePieceEncoder SentencePieceEncoder::train(const std::vector<std::string>&
   sentencepiece::SetRandomGeneratorSeed(options.seed);
   VectorIterator it(sentences);
   std::string model_proto;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it, &model_proto);
-  if (!status.ok()) {
-    throw Error("training sentencepiece model '" + model_prefix + "' failed: " + status.ToString() +
-                (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
-  }
-  SentencePieceEncoder enc;
-  enc.load_serialized(model_proto, model_prefix);
-  enc.write_files(model_proto, model_prefix);
-  return enc;
+  check_trained(sentencepiece::SentencePieceTrainer::Train(args, &it, &model_proto),
+                "training sentencepiece model '" + model_prefix + "'", options);
+  return from_trained(model_proto, model_prefix);
 }
 
 SentencePieceEncoder SentencePieceEncoder::train_from_file(const std::string& text_path,
@@ -134,12 +136,14 @@ SentencePieceEncoder SentencePieceEncoder::train_from_file(const std::string& te
   args["input"] = text_path;
   sentencepiece::SetRandomGeneratorSeed(options.seed);
   std::string model_proto;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &model_proto);
-  if (!status.ok()) {
-    throw Error("training sentencepiece model '" + model_prefix + "' on '" + text_path +
-                "' failed: " + status.ToString() +
-                (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
-  }
+  check_trained(sentencepiece::SentencePieceTrainer::Train(args, nullptr, &model_proto),
+                "training sentencepiece model '" + model_prefix + "' on '" + text_path + "'",
+                options);
+  return from_trained(model_proto, model_prefix);
+}
+
+SentencePieceEncoder SentencePieceEncoder::from_trained(const std::string& model_proto,
+                                                        const std::string& model_prefix) {
   SentencePieceEncoder enc;
   enc.load_serialized(model_proto, model_prefix);
   enc.write_files(model_proto, model_prefix);

@@ -73,6 +73,9 @@ class SentencePieceEncoder : public TextEncoder {
 
  private:
   SentencePieceEncoder();
+  // Loads a freshly trained model and writes its files.
+  static SentencePieceEncoder from_trained(const std::string& model_proto,
+                                           const std::string& model_prefix);
   void load_serialized(const std::string& model_proto, const std::string& origin);
   // Writes MODEL_PREFIX.model and MODEL_PREFIX.vocab.
   void write_files(const std::string& model_proto, const std::string& model_prefix) const;
