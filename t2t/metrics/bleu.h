@@ -22,6 +22,10 @@ class BleuStats {
 
   int64_t reference_length() const { return reference_length_; }
   int64_t translation_length() const { return translation_length_; }
+  // Per n-gram order (index 0 = unigrams): clipped matches and the
+  // translation's n-grams, the sufficient statistics sacreBLEU reports too.
+  const std::array<int64_t, kMaxOrder>& matches() const { return matches_; }
+  const std::array<int64_t, kMaxOrder>& possible() const { return possible_; }
 
  private:
   std::array<int64_t, kMaxOrder> matches_{};

@@ -40,7 +40,8 @@ SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
                             const std::vector<std::string>& references,
                             const SacreBleuOptions& options = {});
 
-// Splits one line as sacreBLEU's tokenizer `name` does (before lowercasing).
+// What sacreBLEU's tokenizer `name` makes of line.rstrip(): tokens joined by
+// single spaces (the line itself for `none`). No lowercasing.
 std::string sacrebleu_tokenize(const std::string& line, const std::string& name);
 
 // "zh" when the references are Chinese (as sacreBLEU's default for a zh
