@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Training benchmark: transformer_tiny, _small and _base trained through
+# t2t's real TrainStep (t2t-bench-train) and, as the reference, the same
+# model in plain PyTorch eager (reference_train.py) on the same synthetic
+# batches, step count and threads. Each side runs RUNS times, alternating,
+# one process per set and run; the table shows medians.
+#
+#   bench/train/run.sh            # needs a built t2t-bench-train (./tools/test.sh)
+# Environment: SETS (tiny small base), RUNS (3), THREADS (0: all cores),
+# T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
+# COMPILE=1 adds torch.compile as an extra, informational column,
+# WORK (/tmp/t2t_bench_train).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${T2T_BUILD_DIR:-$ROOT/build}
+T2T_CACHE=${T2T_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/t2t}
+PYTHON=${T2T_VENV:-$T2T_CACHE/venv}/bin/python
+WORK=${WORK:-/tmp/t2t_bench_train}
+RUNS=${RUNS:-3}
+THREADS=${THREADS:-0}
+SETS=${SETS:-tiny small base}
+BENCH="$BUILD/t2t-bench-train"
+[ -x "$BENCH" ] || { echo "no $BENCH: build t2t first (./tools/test.sh)" >&2; exit 1; }
+[ -x "$PYTHON" ] || { echo "no $PYTHON: run tools/setup.sh for the torch virtualenv" >&2; exit 1; }
+
+# Steps per set: enough timed steps for a stable figure (a multiple of the
+# 4 batch shapes), warm-up covering the shapes where it is affordable.
+steps() {
+  case $1 in
+    tiny) echo "--warmup_steps=4 --steps=24" ;;
+    small) echo "--warmup_steps=4 --steps=12" ;;
+    base) echo "--warmup_steps=2 --steps=4" ;;
+    *) echo "--warmup_steps=2 --steps=4" ;;
+  esac
+}
+
+mkdir -p "$WORK"
+RESULTS="$WORK/results.jsonl"
+: > "$RESULTS"
+echo "== $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+for run in $(seq "$RUNS"); do
+  for s in $SETS; do
+    set_name=transformer_$s
+    # shellcheck disable=SC2046
+    ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" $(steps "$s"))
+    echo "$ours" >> "$RESULTS"
+    config=$("$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["config"]))' "$ours")
+    # shellcheck disable=SC2046
+    "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" \
+      --threads="$THREADS" --config="$config" $(steps "$s") >> "$RESULTS"
+    if [ "${COMPILE:-0}" = 1 ]; then
+      # shellcheck disable=SC2046
+      "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" --compile \
+        --threads="$THREADS" --config="$config" $(steps "$s") >> "$RESULTS" \
+        || echo "torch.compile failed for $set_name" >&2
+    fi
+    echo "run $run/$RUNS $s: $(tail -n "$([ "${COMPILE:-0}" = 1 ] && echo 3 || echo 2)" "$RESULTS" \
+      | "$PYTHON" -c 'import json,sys; print(", ".join("%s %.0f tok/s" % (r["side"], r["target_tokens_per_s"]) for r in map(json.loads, sys.stdin)))')"
+  done
+done
+echo
+"$PYTHON" "$ROOT/bench/train/summarize.py" "$RESULTS"
