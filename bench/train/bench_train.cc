@@ -1,0 +1,351 @@
+// Training benchmark: the registry's "transformer" trained through the real
+// t2t::TrainStep (forward, label-smoothed loss, backward, gradient norm,
+// Adam) for a fixed number of steps on synthetic, length-bucketed token
+// batches. Prints one JSON line per hparams set with target tokens/s, model
+// FLOP/s, the fraction of this process's measured float32 GEMM peak and
+// peak RSS; bench/train/reference_train.py prints the same line for plain
+// PyTorch on the same batches (run.sh runs both).
+//
+//   t2t-bench-train --hparams_set=transformer_tiny,transformer_small --steps=20
+#include <sys/resource.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "models/model_registry.h"
+#include "models/t2t_model.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/runtime.h"
+#include "t2t/data/batching.h"
+#include "t2t/train/train_step.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// --- synthetic batches: the same generator as reference_train.py -----------
+
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+};
+
+// Length buckets of T2T's scheme (boundaries 8, then x1.1) around the
+// lengths of news sentences in subword tokens; one batch per bucket, cycled.
+constexpr std::array<std::pair<int64_t, int64_t>, 4> kBuckets{{{20, 22}, {28, 30}, {36, 39}, {46, 50}}};
+
+at::Tensor padded(const std::vector<std::vector<int64_t>>& rows) {
+  size_t width = 0;
+  for (const auto& r : rows) width = std::max(width, r.size());
+  auto t = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
+                        torch::kLong);
+  auto a = t.accessor<int64_t, 2>();
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < rows[i].size(); ++j) a[i][j] = rows[i][j];
+  return t;
+}
+
+// Per bucket [lo, hi): batch_size / hi examples (T2T's examples per bucket),
+// each side 80%·lo..hi-1 tokens long, ending in EOS (1), other ids uniform
+// in [2, vocab).
+std::vector<t2t::Batch> synthetic_batches(uint64_t seed, int64_t vocab, int64_t batch_size) {
+  SplitMix64 rng{seed};
+  std::vector<t2t::Batch> batches;
+  for (const auto& [lo, hi] : kBuckets) {
+    std::vector<std::vector<int64_t>> inputs, targets;
+    for (int64_t e = 0; e < std::max<int64_t>(1, batch_size / hi); ++e) {
+      for (auto* rows : {&inputs, &targets}) {
+        const int64_t n = rng.uniform((4 * lo) / 5, hi - 1);
+        std::vector<int64_t> row;
+        for (int64_t i = 0; i + 1 < n; ++i) row.push_back(rng.uniform(2, vocab - 1));
+        row.push_back(1);
+        rows->push_back(std::move(row));
+      }
+    }
+    t2t::Batch b;
+    b.inputs = padded(inputs);
+    b.targets = padded(targets);
+    b.input_tokens = b.inputs.ne(0).sum().item<int64_t>();
+    b.target_tokens = b.targets.ne(0).sum().item<int64_t>();
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+// Sum over all id tensors of sum_i id_i * (i + 1): equal on both sides.
+int64_t fingerprint(const std::vector<t2t::Batch>& batches) {
+  int64_t total = 0;
+  for (const auto& b : batches) {
+    for (const auto& t : {b.inputs, b.targets}) {
+      auto flat = t.flatten();
+      total += (flat * torch::arange(1, flat.numel() + 1, torch::kLong)).sum().item<int64_t>();
+    }
+  }
+  return total;
+}
+
+// --- FLOPs: the same formula as reference_train.py -------------------------
+
+struct Shape {
+  int64_t d, f, layers, vocab;
+};
+
+// Multiply-adds x2 of every matrix product of one forward pass over a padded
+// batch [B, S] -> [B, T]: projections, attention scores and weighted sums
+// (full square, as computed), feed-forward and logits.
+double forward_matmul_flops(const Shape& c, double B, double S, double T) {
+  const double d = c.d, f = c.f, L = c.layers;
+  const double enc = L * (2 * B * S * (4 * d * d + 2 * d * f) + 4 * B * S * S * d);
+  const double dec = L * (2 * B * T * (6 * d * d + 2 * d * f) + 4 * B * S * d * d +
+                          4 * B * T * T * d + 4 * B * T * S * d);
+  return enc + dec + 2 * B * T * d * c.vocab;
+}
+
+double step_flops(const Shape& c, const t2t::Batch& b) {
+  return 3 * forward_matmul_flops(c, b.inputs.size(0), b.inputs.size(1), b.targets.size(1));
+}
+
+// Best float32 GEMM rate over a few shapes (a square one and the feed-forward
+// ones of transformer_base), best of `repeats` each, on this process's
+// threads.
+double peak_matmul_flops(int repeats = 10) {
+  const std::array<std::array<int64_t, 3>, 3> sizes{{{2048, 2048, 2048}, {4096, 512, 2048},
+                                                     {4096, 2048, 512}}};
+  double best = 0;
+  for (const auto& [m, k, n] : sizes) {
+    auto a = torch::randn({m, k}), b = torch::randn({k, n}), out = torch::empty({m, n});
+    torch::mm_out(out, a, b);
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = Clock::now();
+      torch::mm_out(out, a, b);
+      best = std::max(best, 2.0 * m * k * n / seconds_since(t0));
+    }
+  }
+  return best;
+}
+
+double peak_rss_mib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+// The reference implements one architecture: refuse a set it would not
+// reproduce rather than compare different models.
+void check_reference_can_follow(const t2t::HParams& hp) {
+  auto expect = [&](const std::string& key, const std::string& value) {
+    if (hp.has(key) && t2t::hvalue_to_string(hp.value(key)) != value)
+      throw t2t::Error("hparam " + key + "=" + t2t::hvalue_to_string(hp.value(key)) +
+                       ": reference_train.py implements " + value + " only");
+  };
+  expect("layer_preprocess_sequence", "n");
+  expect("layer_postprocess_sequence", "da");
+  expect("norm_type", "layer");
+  expect("shared_embedding_and_softmax_weights", "true");
+  expect("use_target_space_embedding", "true");
+  expect("multiply_embedding_mode", "sqrt_depth");
+  expect("num_encoder_layers", "0");
+  expect("num_decoder_layers", "0");
+  expect("attention_key_channels", "0");
+  expect("attention_value_channels", "0");
+  expect("symbol_dropout", "0.0");
+  expect("weight_decay", "0.0");
+  expect("optimizer", "adam");
+  if (hp.has("optimizer_multistep_accumulate_steps") &&
+      hp.get_int("optimizer_multistep_accumulate_steps") > 1)
+    throw t2t::Error("reference_train.py does not accumulate gradients");
+}
+
+// The hparams reference_train.py reads, as a JSON object.
+std::string reference_config(const t2t::HParams& hp) {
+  std::ostringstream o;
+  o << "{";
+  const char* ints[] = {"hidden_size", "filter_size", "num_heads", "num_hidden_layers",
+                        "batch_size"};
+  const char* floats[] = {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout",
+                          "label_smoothing", "optimizer_adam_beta1", "optimizer_adam_beta2",
+                          "optimizer_adam_epsilon", "norm_epsilon", "clip_grad_norm"};
+  bool first = true;
+  for (const char* k : ints) {
+    o << (first ? "" : ", ") << '"' << k << "\": " << hp.get_int(k);
+    first = false;
+  }
+  for (const char* k : floats) {
+    // The shortest text that reads back as the same double.
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof(text), hp.get_float(k)).ptr;
+    o << ", \"" << k << "\": " << std::string(text, end);
+  }
+  o << "}";
+  return o.str();
+}
+
+struct Options {
+  int64_t steps = 0, warmup_steps = 0, vocab = 0;
+  uint64_t seed = 1;
+  double lr = 1e-4;
+  std::string overrides;
+  std::string profile;  // chrome trace of the timed steps, when set
+};
+
+// Records the timed steps with LibTorch's (Kineto) profiler, as
+// reference_train.py does with torch.profiler, so that profile_table.py can
+// set the two sides' operator times side by side.
+class Profile {
+ public:
+  explicit Profile(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    namespace prof = torch::profiler::impl;
+    const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+    torch::autograd::profiler::prepareProfiler(config, cpu);
+    torch::autograd::profiler::enableProfiler(config, cpu);
+  }
+  void finish() {
+    if (path_.empty()) return;
+    torch::autograd::profiler::disableProfiler()->save(path_);
+    path_.clear();
+  }
+
+ private:
+  std::string path_;
+};
+
+void run_set(const std::string& set_name, const Options& opt, int threads) {
+  const t2t::HParams hp = t2t::resolve_hparams(set_name, "", opt.overrides);
+  check_reference_can_follow(hp);
+  const int64_t vocab =
+      opt.vocab > 0 ? opt.vocab : (set_name == "transformer_base" ? 32768 : 8192);
+
+  t2t::seed_everything(opt.seed);
+  const auto batches = synthetic_batches(opt.seed, vocab, hp.get_int("batch_size"));
+  std::shared_ptr<t2t::T2TModel> model =
+      t2t::model_registry().get("transformer")(hp, t2t::FeatureInfo{vocab, vocab, true});
+  int64_t params = 0;
+  for (const auto& p : model->parameters()) params += p.numel();
+  auto optimizer = t2t::make_optimizer(*model, hp);
+  t2t::TrainStep train_step(*model, *optimizer, hp, torch::Device(torch::kCPU), "none");
+
+  std::vector<double> losses;
+  auto step = [&](const t2t::Batch& b) {
+    const t2t::StepResult r = train_step.run({b}, opt.lr);
+    losses.push_back(r.loss_sum / std::max(1.0, r.tokens));
+    if (!r.applied) throw t2t::Error("a benchmark step was skipped (non-finite loss)");
+  };
+
+  const auto t_start = Clock::now();
+  for (int64_t i = 0; i < opt.warmup_steps; ++i) step(batches[i % batches.size()]);
+  const double warmup_s = seconds_since(t_start);
+  double tokens = 0, flops = 0;
+  const Shape shape{hp.get_int("hidden_size"), hp.get_int("filter_size"),
+                    hp.get_int("num_hidden_layers"), vocab};
+  Profile profile(opt.profile);
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < opt.steps; ++i) {
+    const auto& b = batches[i % batches.size()];
+    step(b);
+    tokens += b.target_tokens;
+    flops += step_flops(shape, b);
+  }
+  const double seconds = seconds_since(t0);
+  profile.finish();
+  const double peak = peak_matmul_flops();
+
+  std::ostringstream o;
+  o.precision(10);
+  o << "{\"side\": \"t2t\", \"hparams_set\": \"" << set_name << "\", \"vocab\": " << vocab
+    << ", \"threads\": " << threads << ", \"params\": " << params << ", \"steps\": " << opt.steps
+    << ", \"warmup_steps\": " << opt.warmup_steps << ", \"warmup_s\": " << warmup_s
+    << ", \"seconds\": " << seconds << ", \"target_tokens_per_s\": " << tokens / seconds
+    << ", \"flops_per_s\": " << flops / seconds << ", \"peak_matmul_flops_per_s\": " << peak
+    << ", \"fraction_of_peak\": " << flops / seconds / peak
+    << ", \"peak_rss_mib\": " << peak_rss_mib() << ", \"first_loss\": " << losses.front()
+    << ", \"last_loss\": " << losses.back() << ", \"batches\": " << fingerprint(batches)
+    << ", \"torch\": \"" << TORCH_VERSION << "\", \"config\": " << reference_config(hp) << "}";
+  std::cout << o.str() << std::endl;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  t2t::ensure_runtime_environment(argc, argv);
+  cxxopts::Options options("t2t-bench-train",
+                           "Trains the transformer through t2t::TrainStep on synthetic batches "
+                           "and prints one JSON line of speed figures per hparams set.");
+  options.add_options()  //
+      ("hparams_set", "Comma-separated hparams sets.",
+       cxxopts::value<std::string>()->default_value(
+           "transformer_tiny,transformer_small,transformer_base"))  //
+      ("hparams", "Overrides in T2T's syntax, applied to every set.",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("steps", "Timed steps.", cxxopts::value<int64_t>()->default_value("20"))  //
+      ("warmup_steps", "Untimed steps first.", cxxopts::value<int64_t>()->default_value("4"))  //
+      ("vocab", "Shared vocabulary size; 0: 8192, 32768 for transformer_base.",
+       cxxopts::value<int64_t>()->default_value("0"))  //
+      ("threads", "Intra-op threads; 0: all cores.", cxxopts::value<int>()->default_value("0"))  //
+      ("seed", "Seed of the batches and the model.",
+       cxxopts::value<uint64_t>()->default_value("1"))  //
+      ("lr", "Constant learning rate.", cxxopts::value<double>()->default_value("1e-4"))  //
+      ("profile", "Write a chrome trace of the timed steps here (one set only; slows them).",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("h,help", "Print this help.");
+  try {
+    const auto flags = options.parse(argc, argv);
+    if (flags.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    Options opt;
+    opt.steps = flags["steps"].as<int64_t>();
+    opt.warmup_steps = flags["warmup_steps"].as<int64_t>();
+    opt.vocab = flags["vocab"].as<int64_t>();
+    opt.seed = flags["seed"].as<uint64_t>();
+    opt.lr = flags["lr"].as<double>();
+    opt.overrides = flags["hparams"].as<std::string>();
+    opt.profile = flags["profile"].as<std::string>();
+    if (opt.steps < 1 || opt.warmup_steps < 0) throw t2t::Error("--steps must be >= 1 and --warmup_steps >= 0");
+    const int threads = t2t::set_num_threads(flags["threads"].as<int>());
+    for (const auto& set_name : split_commas(flags["hparams_set"].as<std::string>()))
+      run_set(set_name, opt, threads);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "t2t-bench-train: " << e.what() << std::endl;
+    return 1;
+  }
+}
