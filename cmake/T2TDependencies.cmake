@@ -148,6 +148,31 @@ t2t_require(LibArchive_FOUND "libarchive" "libarchive-dev")
 
 find_package(Threads REQUIRED)
 
+# Data-parallel training uses LibTorch's own c10d process groups. LibTorch
+# carries Gloo compiled in but not its headers, which c10d's Gloo header
+# needs: Debian's libgloo-dev provides them (headers only; nothing of it is
+# linked). NCCL's header comes with the wheel's NCCL, else the CUDA toolkit.
+find_path(T2T_GLOO_INCLUDE_DIR gloo/algorithm.h)
+t2t_require(T2T_GLOO_INCLUDE_DIR "Gloo's headers" "libgloo-dev")
+set(T2T_DISTRIBUTED_DEFINITIONS USE_C10D_GLOO)
+set(T2T_DISTRIBUTED_INCLUDE_DIRS "")
+# -I/usr/include would break the C++ headers' #include_next.
+if(NOT T2T_GLOO_INCLUDE_DIR STREQUAL "/usr/include")
+  list(APPEND T2T_DISTRIBUTED_INCLUDE_DIRS "${T2T_GLOO_INCLUDE_DIR}")
+endif()
+if(CAFFE2_USE_CUDA)
+  find_path(T2T_NCCL_INCLUDE_DIR nccl.h
+    HINTS "${_t2t_torch_root}/../nvidia/nccl/include" "${CUDAToolkit_INCLUDE_DIRS}"
+          /usr/local/cuda/include)
+  if(T2T_NCCL_INCLUDE_DIR)
+    list(APPEND T2T_DISTRIBUTED_DEFINITIONS USE_C10D_NCCL T2T_WITH_NCCL)
+    list(APPEND T2T_DISTRIBUTED_INCLUDE_DIRS "${T2T_NCCL_INCLUDE_DIR}")
+  else()
+    message(WARNING "t2t: nccl.h not found: multi-process training on CUDA will be refused")
+  endif()
+endif()
+message(STATUS "t2t: data parallel via c10d: ${T2T_DISTRIBUTED_DEFINITIONS}")
+
 set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)
 set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE CURL::libcurl
     LibArchive::LibArchive ${CMAKE_DL_LIBS})

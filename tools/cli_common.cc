@@ -117,9 +117,19 @@ std::string registry_help() {
   return out.str();
 }
 
+namespace {
+std::vector<std::string>& stored_command_line() {
+  static std::vector<std::string> args;
+  return args;
+}
+}  // namespace
+
+const std::vector<std::string>& command_line() { return stored_command_line(); }
+
 int run(int argc, char** argv, cxxopts::Options& options,
         const std::function<int(const cxxopts::ParseResult&)>& body) {
   const std::string program = options.program();
+  stored_command_line().assign(argv, argv + argc);
   try {
     ensure_runtime_environment(argc, argv);
     cxxopts::ParseResult flags;

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace t2t::cli {
 
@@ -24,6 +25,9 @@ struct UsageError : std::runtime_error {
 // example when it is empty.
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,
                      const std::string& example);
+
+// argv of this process as run() received it (for relaunching itself).
+const std::vector<std::string>& command_line();
 
 // Every registered problem, model and hparams set, for --registry_help.
 std::string registry_help();

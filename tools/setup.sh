@@ -27,7 +27,7 @@ die() { printf '[t2t setup] error: %s\n' "$*" >&2; exit 1; }
 T2T_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache python3 python3-venv
   libsentencepiece-dev libyaml-cpp-dev libspdlog-dev libcxxopts-dev catch2
-  libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev
+  libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev libgloo-dev
 )
 
 install_debian_packages() {
@@ -67,7 +67,7 @@ prepare_libtorch() {
     [ -x "$py" ] || "$base_py" -m venv "$T2T_VENV" || die "could not create a virtualenv with $base_py (apt-get install python3-venv)"
     export PIP_CACHE_DIR="$T2T_CACHE/pip"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" \
+    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu \
       || die "pip could not install torch into $T2T_VENV"
   fi
   T2T_CMAKE_TORCH_ARGS=(-DT2T_PYTHON="$py")

@@ -1,10 +1,15 @@
 // t2t-trainer: trains a registered model on a registered problem, with
 // T2T's flags. Everything here is flag handling; the work is in libt2t.
+#include <cstdlib>
+#include <thread>
+
 #include "models/model_registry.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
+#include "t2t/distributed/communicator.h"
+#include "t2t/distributed/launcher.h"
 #include "t2t/train/trainer.h"
 #include "tools/cli_common.h"
 
@@ -28,8 +33,10 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<int64_t>()->default_value("0"))
       ("log_step_count_steps", "Log progress every this many steps.",
        value<int64_t>()->default_value("100"))
-      ("worker_gpu", "Worker processes on this machine (data parallel via torch.distributed); "
-       "only 1 in this build.", value<int>()->default_value("1"))
+      ("worker_gpu", "Data-parallel worker processes to start on this machine (torch.distributed: "
+       "Gloo on CPU, NCCL on CUDA, one GPU each). batch_size is per worker. For several "
+       "machines, start one process per worker with torchrun (RANK, WORLD_SIZE, LOCAL_RANK, "
+       "MASTER_ADDR, MASTER_PORT) instead.", value<int>()->default_value("1"))
       ("max_nonfinite_steps", "Steps with a NaN/Inf loss or gradient are skipped; this many in "
        "a row stop training (the last checkpoint stays intact).",
        value<int64_t>()->default_value("10"))
@@ -64,12 +71,31 @@ int train(const cxxopts::ParseResult& flags) {
                              {"log_step_count_steps", o.log_step_count_steps}})
     if (value <= 0 && std::string(name) != "train_steps")
       throw t2t::cli::UsageError(std::string("--") + name + " must be positive");
-  if (flags["worker_gpu"].as<int>() != 1)
-    throw t2t::Error("--worker_gpu > 1 (multi-process training) is not in this build yet");
-
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
+  const int worker_gpu = flags["worker_gpu"].as<int>();
+  if (worker_gpu < 1) throw t2t::cli::UsageError("--worker_gpu must be >= 1");
+  o.worker = t2t::worker_env_from_environment();
   o.device = t2t::resolve_device(flags["device"].as<std::string>());
+  if (o.worker && o.device.rfind("cuda", 0) == 0)
+    o.device = "cuda:" + std::to_string(o.worker->local_rank);
+  if (worker_gpu > 1 && !o.worker) {
+    // Flags and hparams were checked above, once, before any worker starts.
+    return t2t::run_local_workers(t2t::cli::command_line(), worker_gpu);
+  }
+  if (o.worker && o.worker->world_size > 1) {
+    // Workers sharing a machine share its cores unless told otherwise.
+    if (flags["threads"].as<int>() == 0) {
+      const char* local = std::getenv("LOCAL_WORLD_SIZE");
+      const int on_machine = local ? std::max(1, std::atoi(local)) : 1;
+      t2t::set_num_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                           on_machine));
+    }
+    // One voice: the others report only problems.
+    if (o.worker->rank != 0 && spdlog::get_level() < spdlog::level::warn)
+      spdlog::set_level(spdlog::level::warn);
+  }
+
   spdlog::info("{}", t2t::runtime_summary());
   spdlog::info("problem {}, model {}, hparams set {}, device {}", o.problem, o.model, set_name,
                o.device);

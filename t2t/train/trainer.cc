@@ -8,18 +8,23 @@
 #include <limits>
 #include <optional>
 
+#include <yaml-cpp/yaml.h>
+
 #include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
+#include "t2t/core/string_util.h"
 #include "t2t/data/batching.h"
+#include "t2t/distributed/communicator.h"
 #include "t2t/data/problem.h"
 #include "t2t/io/event_writer.h"
 #include "t2t/metrics/bleu.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
+#include "t2t/train/train_step.h"
 
 namespace t2t {
 
@@ -39,80 +44,6 @@ void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bo
                   "--hparams as before.");
   }
   hp.save_yaml(path);
-}
-
-torch::optim::Adam make_optimizer(torch::nn::Module& model, const HParams& hp) {
-  if (hp.get_int("optimizer_multistep_accumulate_steps") > 1)
-    throw Error("optimizer_multistep_accumulate_steps > 1 (gradient accumulation) is not in this "
-                "build yet; use a larger batch_size instead");
-  const std::string name = to_lower(hp.get_string("optimizer"));
-  if (name.find("adam") == std::string::npos)
-    throw Error("optimizer '" + hp.get_string("optimizer") +
-                "' is not supported yet; use adam (hparams optimizer=adam)");
-  auto opts = torch::optim::AdamOptions(0.0)
-                  .betas({hp.get_float("optimizer_adam_beta1"), hp.get_float("optimizer_adam_beta2")})
-                  .eps(hp.get_float("optimizer_adam_epsilon"))
-                  .weight_decay(hp.get_float("weight_decay"));
-  return torch::optim::Adam(model.parameters(), opts);
-}
-
-void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
-  for (auto& group : opt.param_groups()) group.options().set_lr(lr);
-}
-
-// Runs the forward pass (and the loss) under LibTorch's autocast for the
-// scope's lifetime, so matrix products run in bf16/fp16 while the weights,
-// the optimizer and the loss reduction stay in float32.
-class AutocastScope {
- public:
-  AutocastScope(c10::DeviceType device, std::optional<at::ScalarType> dtype)
-      : device_(device), on_(dtype.has_value()) {
-    if (!on_) return;
-    previous_ = at::autocast::is_autocast_enabled(device_);
-    at::autocast::set_autocast_dtype(device_, *dtype);
-    at::autocast::set_autocast_enabled(device_, true);
-  }
-  ~AutocastScope() {
-    if (!on_) return;
-    at::autocast::set_autocast_enabled(device_, previous_);
-    at::autocast::clear_cache();
-  }
-
- private:
-  c10::DeviceType device_;
-  bool on_;
-  bool previous_ = false;
-};
-
-// fp16 gradients underflow without scaling: the loss is multiplied by a
-// scale that halves on overflow and doubles after a run of good steps, the
-// schedule T2T uses (2^15 to start, x2 every 2000 good steps).
-struct LossScale {
-  bool enabled = false;
-  double scale = 32768.0;
-  int64_t good_steps = 0;
-  void update(bool overflow) {
-    if (!enabled) return;
-    if (overflow) {
-      scale = std::max(1.0, scale / 2);
-      good_steps = 0;
-    } else if (++good_steps == 2000) {
-      scale *= 2;
-      good_steps = 0;
-    }
-  }
-};
-
-std::optional<at::ScalarType> autocast_dtype(const std::string& mode, const torch::Device& device) {
-  if (mode == "none") return std::nullopt;
-  if (mode == "bf16") return at::kBFloat16;
-  if (mode == "fp16") {
-    if (!device.is_cuda())
-      throw Error("--mixed_precision=fp16 needs a CUDA device (--device=" + device.str() +
-                  "); on a CPU use --mixed_precision=bf16");
-    return at::kHalf;
-  }
-  throw Error("--mixed_precision=" + mode + " is not one of none, bf16, fp16");
 }
 
 struct EvalResult {
@@ -166,29 +97,82 @@ EvalResult evaluate(T2TModel& model, const Problem& problem, const TrainOptions&
   return r;
 }
 
+// Where each worker's input position lives in a checkpoint: one worker's
+// state as it is, several as a YAML list in rank order.
+std::string join_reader_states(const std::vector<std::string>& states) {
+  if (states.size() == 1) return states.front();
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "worker_reader_states" << YAML::Value << YAML::BeginSeq;
+  for (const std::string& s : states) out << YAML::Literal << s;
+  out << YAML::EndSeq << YAML::EndMap;
+  return out.c_str();
+}
+
+std::optional<ReaderState> reader_state_for(const std::string& saved, const WorkerEnv& worker,
+                                            const std::string& source) {
+  if (saved.empty()) return std::nullopt;
+  YAML::Node node = YAML::Load(saved);
+  std::vector<std::string> states;
+  if (node.IsMap() && node["worker_reader_states"]) {
+    for (const auto& s : node["worker_reader_states"]) states.push_back(s.as<std::string>());
+  } else {
+    states.push_back(saved);
+  }
+  if (static_cast<int>(states.size()) != worker.world_size) {
+    spdlog::warn("{} was written by {} worker(s), this run has {}: the input position cannot be "
+                 "restored, so reading starts afresh (reshuffled by the step)",
+                 source, states.size(), worker.world_size);
+    return std::nullopt;
+  }
+  return ReaderState::from_yaml(states[worker.rank], source);
+}
+
+// True when a multiple of `every` lies in (step - advanced, step].
+bool crossed(int64_t step, int64_t advanced, int64_t every) {
+  return every > 0 && step / every != (step - advanced) / every;
+}
+
 }  // namespace
 
 void run_training(const TrainOptions& options, const HParams& hp) {
+  const WorkerEnv worker = options.worker.value_or(WorkerEnv{});
+  const bool chief = worker.rank == 0;
   auto problem = create_problem(options.problem);
   FeatureEncoders enc = problem->feature_encoders(options.data_dir);
   FeatureInfo info{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
   const torch::Device device(options.device);
+  std::unique_ptr<Communicator> communicator;
+  if (worker.world_size > 1) {
+    communicator = Communicator::connect(worker, device);
+    spdlog::info("worker {} of {} joined ({} on {})", worker.rank, worker.world_size,
+                 communicator->backend(), options.device);
+  }
   std::shared_ptr<T2TModel> model = model_registry().get(options.model)(hp, info);
   model->to(device);
   auto optimizer = make_optimizer(*model, hp);
   check_learning_rate_schedule(hp);
+  const int64_t accumulate = std::max<int64_t>(1, hp.get_int("optimizer_multistep_accumulate_steps"));
 
-  // Resume exactly where the last checkpoint stopped.
+  // Resume exactly where the last checkpoint stopped. Every worker reads it
+  // (output_dir must be visible to all), only the chief writes.
   const std::string latest = latest_checkpoint(options.output_dir);
-  check_or_write_hparams(options.output_dir, hp, !latest.empty());
+  if (chief) check_or_write_hparams(options.output_dir, hp, !latest.empty());
   int64_t step = 0;
   std::optional<ReaderState> resume;
   if (!latest.empty()) {
-    CheckpointMeta meta = load_checkpoint(latest, *model, &optimizer, true);
+    CheckpointMeta meta = load_checkpoint(latest, *model, optimizer.get(), true);
     step = meta.step;
-    if (!meta.reader_state.empty())
-      resume = ReaderState::from_yaml(meta.reader_state, latest);
+    resume = reader_state_for(meta.reader_state, worker, latest);
     spdlog::info("resuming from {} at step {}", latest, step);
+  }
+  if (communicator) {
+    // Identical starting weights whatever each worker's file system showed;
+    // then distinct dropout masks per worker.
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) communicator->broadcast(p);
+    for (auto& b : model->buffers()) communicator->broadcast(b);
+    torch::manual_seed(options.seed + 1000003ull * static_cast<uint64_t>(worker.rank) +
+                       static_cast<uint64_t>(step));
   }
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
@@ -197,16 +181,22 @@ void run_training(const TrainOptions& options, const HParams& hp) {
                info.shared_vocabulary ? " (shared)" : "");
 
   auto save = [&](const BatchReader* reader) {
+    std::vector<std::string> states{reader ? reader->state().to_yaml() : std::string()};
+    if (communicator && reader) states = communicator->all_gather_strings(states.front());
+    if (!chief) return;
     CheckpointMeta meta;
     meta.step = step;
     meta.hparams_yaml = hp.to_yaml();
-    if (reader) meta.reader_state = reader->state().to_yaml();
-    std::string path = save_checkpoint(options.output_dir, *model, &optimizer, meta,
+    if (reader) meta.reader_state = join_reader_states(states);
+    std::string path = save_checkpoint(options.output_dir, *model, optimizer.get(), meta,
                                        options.keep_checkpoint_max);
     spdlog::info("saved {}", path);
   };
-  EventWriter eval_events((fs::path(options.output_dir) / "eval").string());
+  std::optional<EventWriter> eval_events;
+  if (chief) eval_events.emplace((fs::path(options.output_dir) / "eval").string());
   auto run_eval = [&]() {
+    // The chief evaluates alone; the others wait at the next collective.
+    if (!chief) return;
     Stopwatch timer;
     EvalResult r = evaluate(*model, *problem, options, hp, device);
     spdlog::info("eval at step {}: loss {:.4f}, accuracy {:.4f}, top-5 {:.4f}, "
@@ -214,11 +204,11 @@ void run_training(const TrainOptions& options, const HParams& hp) {
                  "real BLEU) ({} tokens, {:.1f} s)",
                  step, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.approx_bleu, r.tokens,
                  timer.seconds());
-    eval_events.add_scalars(step, {{"loss", r.loss}, {"metrics/accuracy", r.accuracy},
-                                   {"metrics/accuracy_top5", r.accuracy_top5},
-                                   {"metrics/neg_log_perplexity", -r.loss},
-                                   {"metrics/approx_bleu_score", r.approx_bleu}});
-    eval_events.flush();
+    eval_events->add_scalars(step, {{"loss", r.loss}, {"metrics/accuracy", r.accuracy},
+                                    {"metrics/accuracy_top5", r.accuracy_top5},
+                                    {"metrics/neg_log_perplexity", -r.loss},
+                                    {"metrics/approx_bleu_score", r.approx_bleu}});
+    eval_events->flush();
   };
 
   if (options.schedule == "evaluate") {
@@ -229,60 +219,50 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     throw Error("--schedule=" + options.schedule +
                 " is not one of train, evaluate, continuous_train_and_eval");
 
-  BatchReader reader(problem->data_filepaths(options.data_dir, "train"), batching_scheme(hp),
-                     reader_options(hp, true, problem->reversed(), options.seed), resume);
-  EventWriter train_events(options.output_dir);
+  ReaderOptions read = reader_options(hp, true, problem->reversed(), options.seed);
+  read.worker = worker.rank;
+  read.num_workers = worker.world_size;
+  // A fresh start after a resume that could not restore the position must
+  // not replay the first batches again.
+  if (!latest.empty() && !resume) read.seed += static_cast<uint64_t>(step);
+  BatchReader reader(problem->data_filepaths(options.data_dir, "train"), batching_scheme(hp), read,
+                     resume);
+  std::optional<EventWriter> train_events;
+  if (chief) train_events.emplace(options.output_dir);
   const int64_t save_every =
       options.save_checkpoints_steps > 0 ? options.save_checkpoints_steps : options.local_eval_frequency;
-  const double label_smoothing = hp.get_float("label_smoothing");
-  const double clip = hp.get_float("clip_grad_norm");
+  TrainStep train_step(*model, *optimizer, hp, device, options.mixed_precision, communicator.get());
+  if (options.mixed_precision != "none")
+    spdlog::info("mixed precision: {} autocast{}", options.mixed_precision,
+                 options.mixed_precision == "fp16" ? " with dynamic loss scaling" : "");
+  if (accumulate > 1)
+    spdlog::info("gradient accumulation: one update every {} batches (a step is a batch, as in "
+                 "T2T)", accumulate);
   const int64_t first_step = step;
-  const std::optional<at::ScalarType> amp = autocast_dtype(options.mixed_precision, device);
-  LossScale loss_scale;
-  loss_scale.enabled = amp == at::kHalf;
-  if (amp) spdlog::info("mixed precision: {} autocast{}", options.mixed_precision,
-                        loss_scale.enabled ? " with dynamic loss scaling" : "");
   Stopwatch since_start, since_log, since_save;
   double log_loss = 0, log_weight = 0, log_tokens = 0;
   int64_t nonfinite_in_a_row = 0, nonfinite_total = 0;
-  model->train();
+  int64_t last_log = step;
+  std::vector<Batch> batches;
   while (step < options.train_steps) {
-    auto batch = reader.next();
-    const double lr = learning_rate(hp, step);
-    set_learning_rate(optimizer, lr);
-    auto inputs = batch->inputs.to(device), targets = batch->targets.to(device);
-    optimizer.zero_grad();
-    LossSum l;
-    {
-      AutocastScope autocast(device.type(), amp);
-      auto logits = model->forward(inputs, targets);
-      l = smoothed_cross_entropy(logits, targets, label_smoothing);
+    batches.clear();
+    int64_t local_tokens = 0;
+    for (int64_t i = 0; i < accumulate; ++i) {
+      batches.push_back(*reader.next());
+      local_tokens += batches.back().input_tokens + batches.back().target_tokens;
     }
-    auto loss = l.loss_sum / l.weight_sum.clamp_min(1.0);
-    if (loss_scale.enabled) {
-      (loss * loss_scale.scale).backward();
-      for (auto& p : model->parameters())
-        if (p.grad().defined()) p.grad().div_(loss_scale.scale);
-    } else {
-      loss.backward();
-    }
-    // The gradient norm is needed for clipping anyway, and checking it too
-    // catches an overflow in backward that a finite loss would hide.
-    const double grad_norm = torch::nn::utils::clip_grad_norm_(
-        model->parameters(), clip > 0 ? clip : std::numeric_limits<double>::infinity());
-    const double loss_value = l.loss_sum.item<double>();
-    if (loss_scale.enabled && std::isfinite(loss_value) && !std::isfinite(grad_norm)) {
-      // An fp16 gradient overflow: expected now and then, not a failure.
-      loss_scale.update(true);
-      spdlog::debug("step {}: fp16 gradient overflow, loss scale now {}", step, loss_scale.scale);
+    const double lr = learning_rate(hp, step + accumulate - 1);
+    const StepResult r = train_step.run(batches, lr);
+    if (r.overflow) {
+      spdlog::debug("step {}: fp16 gradient overflow, loss scale now {}", step,
+                    train_step.loss_scale());
       continue;
     }
-    loss_scale.update(false);
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
+    if (r.nonfinite) {
       ++nonfinite_in_a_row;
       ++nonfinite_total;
       spdlog::warn("step {}: non-finite {} ({} in a row, {} in all); the update is skipped", step,
-                   std::isfinite(loss_value) ? "gradient" : "loss", nonfinite_in_a_row,
+                   std::isfinite(r.loss_sum) ? "gradient" : "loss", nonfinite_in_a_row,
                    nonfinite_total);
       if (nonfinite_in_a_row >= options.max_nonfinite_steps) {
         const std::string last = latest_checkpoint(options.output_dir);
@@ -297,32 +277,47 @@ void run_training(const TrainOptions& options, const HParams& hp) {
       continue;
     }
     nonfinite_in_a_row = 0;
-    optimizer.step();
-    ++step;
-    log_loss += loss_value;
-    log_weight += l.weight_sum.item<double>();
-    log_tokens += batch->input_tokens + batch->target_tokens;
+    step += accumulate;
+    log_loss += r.loss_sum;
+    log_weight += r.tokens;
+    log_tokens += static_cast<double>(local_tokens) * worker.world_size;
 
-    if (step % options.log_step_count_steps == 0 || step == options.train_steps) {
+    if (crossed(step, accumulate, options.log_step_count_steps) || step >= options.train_steps) {
       const double secs = since_log.seconds();
-      const double done = step - first_step, left = options.train_steps - step;
+      const double done = step - first_step, left = std::max<int64_t>(0, options.train_steps - step);
       const double eta = done > 0 ? since_start.seconds() / done * left : 0;
       const double mean = log_weight > 0 ? log_loss / log_weight : 0;
-      spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s, elapsed {:.0f} s, ETA {:.0f} s",
-                   step, mean, lr, log_tokens / std::max(secs, 1e-9), since_start.seconds(), eta);
-      train_events.add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
-                                      {"tokens_per_sec", log_tokens / std::max(secs, 1e-9)}});
-      train_events.flush();
+      const double steps_per_sec = (step - last_log) / std::max(secs, 1e-9);
+      spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s{}, {:.2f} steps/s, elapsed "
+                   "{:.0f} s, ETA {:.0f} s",
+                   step, mean, lr, log_tokens / std::max(secs, 1e-9),
+                   worker.world_size > 1 ? " (all workers)" : "", steps_per_sec,
+                   since_start.seconds(), eta);
+      if (chief) {
+        train_events->add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
+                                         {"tokens_per_sec", log_tokens / std::max(secs, 1e-9)},
+                                         {"global_step/sec", steps_per_sec}});
+        train_events->flush();
+      }
       log_loss = log_weight = log_tokens = 0;
+      last_log = step;
       since_log.restart();
     }
-    const bool time_to_save =
+    // Every worker must agree on when to save (saving gathers their input
+    // positions), so the time-based trigger is the chief's clock, shared.
+    bool time_to_save =
         options.save_checkpoints_secs > 0 && since_save.seconds() >= options.save_checkpoints_secs;
-    if (step % save_every == 0 || step == options.train_steps || time_to_save) {
+    if (communicator && options.save_checkpoints_secs > 0) {
+      at::Tensor flag = torch::tensor({chief && time_to_save ? 1.0 : 0.0}, torch::kFloat64)
+                            .to(communicator->device());
+      communicator->all_reduce_sum(flag);
+      time_to_save = flag.cpu().item<double>() > 0;
+    }
+    if (crossed(step, accumulate, save_every) || step >= options.train_steps || time_to_save) {
       save(&reader);
       since_save.restart();
       if (options.schedule == "continuous_train_and_eval" &&
-          (step % options.local_eval_frequency == 0 || step == options.train_steps))
+          (crossed(step, accumulate, options.local_eval_frequency) || step >= options.train_steps))
         run_eval();
     }
   }

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "t2t/core/hparams.h"
+#include "t2t/distributed/communicator.h"
 
 namespace t2t {
 
@@ -30,6 +32,10 @@ struct TrainOptions {
   // loss scaling; CUDA only).
   std::string mixed_precision = "none";
   uint64_t seed = 429459;
+  // Set in a data-parallel run (torchrun's environment): this process is one
+  // of worker->world_size workers; rank 0 writes checkpoints, events and
+  // hparams.yaml and runs the evaluations.
+  std::optional<WorkerEnv> worker;
 };
 
 // Trains (and evaluates, per `schedule`) until train_steps, resuming from the

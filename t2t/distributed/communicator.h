@@ -1,0 +1,69 @@
+// Data-parallel workers talk through torch.distributed's C++ core (c10d):
+// a TCPStore for the rendezvous, then Gloo for CPU tensors or NCCL for CUDA
+// tensors. This header keeps c10d (and Gloo's headers) out of everything
+// that includes it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace t2t {
+
+// This process's place in a data-parallel run, as torchrun describes it.
+struct WorkerEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+};
+
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT. nullopt
+// when WORLD_SIZE is unset (a single process); t2t::Error naming the
+// variable when they are incomplete or out of range.
+std::optional<WorkerEnv> worker_env_from_environment();
+
+// An operation in flight; wait() rethrows a failure of the collective.
+class CollectiveWork {
+ public:
+  virtual ~CollectiveWork() = default;
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  // Joins the group: rank 0 hosts the store at master_addr:master_port and
+  // the others connect to it within `timeout`. NCCL when `device` is CUDA
+  // (t2t::Error if this LibTorch has no NCCL), Gloo otherwise.
+  static std::unique_ptr<Communicator> connect(
+      const WorkerEnv& env, const c10::Device& device,
+      std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;  // "gloo" or "nccl"
+  // Where collective tensors must live: the CPU for Gloo, the GPU for NCCL.
+  virtual c10::Device device() const = 0;
+
+  // Elementwise sum over the workers, in place. Every worker must issue the
+  // same collectives in the same order with tensors of the same shape.
+  virtual std::unique_ptr<CollectiveWork> all_reduce_sum_async(at::Tensor& tensor) = 0;
+  void all_reduce_sum(at::Tensor& tensor) { all_reduce_sum_async(tensor)->wait(); }
+
+  // Copies rank `root`'s tensor to every worker, in place.
+  virtual void broadcast(at::Tensor& tensor, int root = 0) = 0;
+
+  // Every worker's string, by rank (for per-worker input positions).
+  std::vector<std::string> all_gather_strings(const std::string& mine);
+
+  virtual void barrier() = 0;
+};
+
+}  // namespace t2t

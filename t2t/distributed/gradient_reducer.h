@@ -1,0 +1,64 @@
+// Sums gradients over data-parallel workers while backward still runs: the
+// parameters are grouped into buckets of about `bucket_bytes`, in reverse
+// order of registration (roughly the order backward produces their
+// gradients), and a bucket is sent as soon as its last gradient arrives.
+// Buckets always go out in index order, so every worker issues the same
+// collectives in the same order even if their backward passes interleave
+// differently.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace t2t {
+
+class Communicator;
+class CollectiveWork;
+
+class GradientReducer {
+ public:
+  // `parameters` must outlive the reducer (they are the model's).
+  GradientReducer(std::vector<at::Tensor> parameters, Communicator& communicator,
+                  size_t bucket_bytes = 25u << 20);
+  ~GradientReducer();
+
+  // Arms the hooks for the next backward pass, the last one before the
+  // update: each parameter's full gradient (what .grad already holds from
+  // earlier micro-batches plus what this pass adds) times `weight` goes into
+  // its bucket. Passes without arm() accumulate into .grad as usual.
+  void arm(double weight);
+
+  // After that backward: sends what is left, waits for every bucket, and
+  // sets each parameter's .grad to the sum over workers divided by
+  // `divisor`.
+  void finish(double divisor);
+
+ private:
+  struct Bucket {
+    at::Tensor flat;                 // every member's gradient, end to end
+    std::vector<size_t> members;     // parameter indices
+    std::vector<int64_t> offsets;    // each member's start in flat
+    size_t pending = 0;              // members whose gradient has not arrived
+    std::unique_ptr<CollectiveWork> work;
+  };
+
+  void on_gradient(size_t param, const at::Tensor& grad);
+  void fill(size_t param, const at::Tensor& grad);
+  void launch_ready();  // under mutex_
+
+  std::vector<at::Tensor> parameters_;
+  Communicator& communicator_;
+  std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;  // parameter index -> bucket
+  std::vector<bool> arrived_;
+  size_t next_launch_ = 0;
+  bool armed_ = false;
+  double weight_ = 1.0;
+  std::mutex mutex_;
+};
+
+}  // namespace t2t

@@ -1,0 +1,85 @@
+#include "t2t/distributed/launcher.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+
+namespace t2t {
+
+int free_local_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error(std::string("cannot open a socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    throw Error("cannot find a free TCP port on 127.0.0.1: " + why);
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int run_local_workers(const std::vector<std::string>& args, int workers) {
+  if (workers < 1) throw Error("the number of workers must be at least 1");
+  const std::string port = std::to_string(free_local_port());
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  std::map<pid_t, int> running;  // pid -> rank
+  for (int rank = 0; rank < workers; ++rank) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw Error(std::string("cannot start a worker process: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::setenv("RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+      ::execv("/proc/self/exe", argv.data());
+      std::fprintf(stderr, "cannot run worker %d: %s\n", rank, std::strerror(errno));
+      ::_exit(127);
+    }
+    running[pid] = rank;
+  }
+  spdlog::info("started {} worker processes (torch.distributed, MASTER_PORT={})", workers, port);
+
+  int result = 0;
+  while (!running.empty()) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const int rank = it->second;
+    running.erase(it);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0 && result == 0) {
+      result = code;
+      spdlog::error("worker {} stopped with exit status {}; stopping the other workers", rank,
+                    code);
+      for (const auto& [other, other_rank] : running) ::kill(other, SIGTERM);
+    }
+  }
+  return result;
+}
+
+}  // namespace t2t

@@ -1,0 +1,169 @@
+#include "t2t/train/train_step.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+#include "models/t2t_model.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/string_util.h"
+#include "t2t/distributed/communicator.h"
+#include "t2t/distributed/gradient_reducer.h"
+#include "t2t/train/loss.h"
+
+namespace t2t {
+
+namespace {
+
+// Runs the forward pass (and the loss) under LibTorch's autocast for the
+// scope's lifetime, so matrix products run in bf16/fp16 while the weights,
+// the optimizer and the loss reduction stay in float32.
+class AutocastScope {
+ public:
+  AutocastScope(c10::DeviceType device, std::optional<at::ScalarType> dtype)
+      : device_(device), on_(dtype.has_value()) {
+    if (!on_) return;
+    previous_ = at::autocast::is_autocast_enabled(device_);
+    at::autocast::set_autocast_dtype(device_, *dtype);
+    at::autocast::set_autocast_enabled(device_, true);
+  }
+  ~AutocastScope() {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(device_, previous_);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  c10::DeviceType device_;
+  bool on_;
+  bool previous_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const HParams& hp) {
+  const std::string name = to_lower(hp.get_string("optimizer"));
+  // multistep_adam is T2T's name for Adam with gradient accumulation, which
+  // TrainStep does for any optimizer.
+  if (name != "adam" && name != "multistep_adam")
+    throw Error("optimizer '" + hp.get_string("optimizer") +
+                "' is not supported yet; use adam (hparams optimizer=adam)");
+  auto opts = torch::optim::AdamOptions(0.0)
+                  .betas({hp.get_float("optimizer_adam_beta1"), hp.get_float("optimizer_adam_beta2")})
+                  .eps(hp.get_float("optimizer_adam_epsilon"))
+                  .weight_decay(hp.get_float("weight_decay"));
+  return std::make_unique<torch::optim::Adam>(model.parameters(), opts);
+}
+
+std::optional<c10::ScalarType> autocast_dtype(const std::string& mode, const c10::Device& device) {
+  if (mode == "none") return std::nullopt;
+  if (mode == "bf16") return at::kBFloat16;
+  if (mode == "fp16") {
+    if (!device.is_cuda())
+      throw Error("--mixed_precision=fp16 needs a CUDA device (--device=" + device.str() +
+                  "); on a CPU use --mixed_precision=bf16");
+    return at::kHalf;
+  }
+  throw Error("--mixed_precision=" + mode + " is not one of none, bf16, fp16");
+}
+
+TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
+                     const c10::Device& device, const std::string& mixed_precision,
+                     Communicator* communicator)
+    : model_(model),
+      optimizer_(optimizer),
+      device_(device),
+      autocast_(autocast_dtype(mixed_precision, device)),
+      communicator_(communicator),
+      label_smoothing_(hp.get_float("label_smoothing")),
+      clip_norm_(hp.get_float("clip_grad_norm")) {
+  scaling_ = autocast_ == at::kHalf;
+  if (scaling_) loss_scale_ = 32768.0;
+  if (communicator_ && communicator_->size() > 1) {
+    std::vector<at::Tensor> params;
+    for (auto& p : model_.parameters())
+      if (p.requires_grad()) params.push_back(p);
+    reducer_ = std::make_unique<GradientReducer>(std::move(params), *communicator_);
+  }
+}
+
+TrainStep::~TrainStep() = default;
+
+StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
+  if (micro_batches.empty()) throw Error("TrainStep::run needs at least one batch");
+  for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
+  model_.train();
+  optimizer_.zero_grad();
+
+  // The loss is divided by this worker's token count before backward (to
+  // keep fp16 gradients in range); the reducer multiplies it back before
+  // the sum and divides by every worker's total after.
+  double local_tokens = 0;
+  for (const Batch& b : micro_batches) local_tokens += static_cast<double>(b.target_tokens);
+  const double local_norm = std::max(local_tokens, 1.0);
+
+  double local_loss = 0;
+  for (size_t m = 0; m < micro_batches.size(); ++m) {
+    const Batch& batch = micro_batches[m];
+    auto inputs = batch.inputs.to(device_, /*non_blocking=*/true);
+    auto targets = batch.targets.to(device_, /*non_blocking=*/true);
+    LossSum l;
+    {
+      AutocastScope autocast(device_.type(), autocast_);
+      auto logits = model_.forward(inputs, targets);
+      l = smoothed_cross_entropy(logits, targets, label_smoothing_);
+    }
+    if (reducer_ && m + 1 == micro_batches.size()) reducer_->arm(local_tokens);
+    (l.loss_sum * (loss_scale_ / local_norm)).backward();
+    local_loss += l.loss_sum.item<double>();
+  }
+
+  StepResult r;
+  r.tokens = local_tokens;
+  r.loss_sum = local_loss;
+  const double unscale = loss_scale_;
+  if (reducer_) {
+    // Loss and tokens travel together; a NaN loss anywhere makes the sum NaN
+    // everywhere, so every worker skips the same steps.
+    at::Tensor counts =
+        torch::tensor({local_tokens, local_loss}, torch::kFloat64).to(communicator_->device());
+    communicator_->all_reduce_sum(counts);
+    counts = counts.cpu();
+    r.tokens = counts[0].item<double>();
+    r.loss_sum = counts[1].item<double>();
+    reducer_->finish(std::max(r.tokens, 1.0));
+  }
+  if (unscale != 1.0)
+    for (auto& p : model_.parameters())
+      if (p.grad().defined()) p.mutable_grad().div_(unscale);
+
+  // The norm is needed for clipping anyway, and checking it also catches an
+  // overflow in backward that a finite loss would hide.
+  r.grad_norm = torch::nn::utils::clip_grad_norm_(
+      model_.parameters(), clip_norm_ > 0 ? clip_norm_ : std::numeric_limits<double>::infinity());
+  const bool finite = std::isfinite(r.loss_sum) && std::isfinite(r.grad_norm);
+  if (scaling_) {
+    if (std::isfinite(r.loss_sum) && !std::isfinite(r.grad_norm)) {
+      loss_scale_ = std::max(1.0, loss_scale_ / 2);
+      good_steps_ = 0;
+      r.overflow = true;
+      return r;
+    }
+    if (++good_steps_ == 2000) {
+      loss_scale_ *= 2;
+      good_steps_ = 0;
+    }
+  }
+  if (!finite) {
+    r.nonfinite = true;
+    return r;
+  }
+  optimizer_.step();
+  r.applied = true;
+  return r;
+}
+
+}  // namespace t2t

@@ -1,0 +1,87 @@
+// One optimizer update, shared by the trainer and the training benchmark:
+// forward and backward over this worker's micro-batches, gradients summed
+// across data-parallel workers, clipping, a non-finite check and the Adam
+// step.
+//
+// The gradient is that of the loss averaged over every target token of
+// every micro-batch on every worker, so N workers with batch B each (or one
+// worker accumulating N micro-batches of B) train exactly as one worker
+// with batch N·B: T2T weights its GPU shards by tokens the same way.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t2t/data/batching.h"
+
+namespace torch {
+namespace optim {
+class Optimizer;
+}
+}  // namespace torch
+
+namespace t2t {
+
+class Communicator;
+class GradientReducer;
+class HParams;
+class T2TModel;
+
+// Adam with the hparams' betas, epsilon and weight decay, learning rate 0
+// until TrainStep::run sets it. Throws t2t::Error for an optimizer this
+// build does not have.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const HParams& hp);
+
+// "none" -> nullopt, "bf16", "fp16" (CUDA only); t2t::Error otherwise.
+std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision,
+                                              const c10::Device& device);
+
+struct StepResult {
+  bool applied = false;   // false: the update was skipped
+  bool overflow = false;  // skipped for an fp16 gradient overflow (expected now and then)
+  bool nonfinite = false;  // skipped for a NaN/Inf loss or gradient (counts towards failure)
+  double loss_sum = 0;    // label-smoothed loss summed over all workers' target tokens
+  double tokens = 0;      // target tokens (non-pad) over all workers and micro-batches
+  double grad_norm = 0;   // global L2 norm before clipping
+};
+
+class TrainStep {
+ public:
+  // `communicator` null: a single worker. The model and optimizer must
+  // outlive this object; the model is put in train() mode by run().
+  TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
+            const c10::Device& device, const std::string& mixed_precision,
+            Communicator* communicator = nullptr);
+  ~TrainStep();
+
+  // One update from this worker's `micro_batches` (one, or
+  // optimizer_multistep_accumulate_steps of them) at learning rate `lr`.
+  // Every worker must call it the same number of times with the same
+  // number of micro-batches.
+  StepResult run(const std::vector<Batch>& micro_batches, double lr);
+
+  // fp16 dynamic loss scale (1 when not in use).
+  double loss_scale() const { return loss_scale_; }
+
+ private:
+  T2TModel& model_;
+  torch::optim::Optimizer& optimizer_;
+  c10::Device device_;
+  std::optional<c10::ScalarType> autocast_;
+  Communicator* communicator_;
+  std::unique_ptr<GradientReducer> reducer_;
+  double label_smoothing_;
+  double clip_norm_;
+  // fp16: the loss is multiplied by a scale that halves on overflow and
+  // doubles after 2000 good steps, T2T's schedule, starting at 2^15.
+  bool scaling_ = false;
+  double loss_scale_ = 1.0;
+  int64_t good_steps_ = 0;
+};
+
+}  // namespace t2t
