@@ -1,0 +1,280 @@
+#include "t2t/decode/beam_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "models/t2t_model.h"
+#include "t2t/core/error.h"
+#include "t2t/text/text_encoder.h"
+
+namespace t2t {
+namespace {
+
+// T2T's stand-in for infinity: large enough to push a hypothesis below every
+// real one, finite so that arithmetic on it stays finite.
+constexpr double kInf = 1e7;
+
+std::vector<int64_t> until_eos(const int64_t* ids, int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n && ids[i] != kEosId; ++i) out.push_back(ids[i]);
+  return out;
+}
+
+// Which rows of a batch a search still decodes, and which sentence each is.
+struct ActiveSet {
+  std::vector<int64_t> sentence;      // row -> index into the caller's batch
+  std::vector<int64_t> decode_length;  // per sentence of the caller's batch
+  std::vector<char> settled;          // per sentence of the caller's batch
+
+  // Rows [rows] whose sentence is not settled yet.
+  std::vector<int64_t> open_rows() const {
+    std::vector<int64_t> rows;
+    for (size_t r = 0; r < sentence.size(); ++r)
+      if (!settled[sentence[r]]) rows.push_back(static_cast<int64_t>(r));
+    return rows;
+  }
+};
+
+ActiveSet start(const torch::Tensor& inputs, int64_t extra_length) {
+  TORCH_CHECK(inputs.dim() == 2, "inputs must be [batch, input_len], got ", inputs.sizes());
+  const auto lengths = inputs.ne(kPadId).sum(1).to(torch::kCPU, torch::kLong).contiguous();
+  ActiveSet set;
+  const int64_t batch = inputs.size(0);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t n = lengths.data_ptr<int64_t>()[b];
+    if (n == 0) throw Error("beam_search: input row " + std::to_string(b) + " is empty; give every "
+                            "sentence at least its EOS (empty lines are answered without a model)");
+    set.sentence.push_back(b);
+    set.decode_length.push_back(std::max<int64_t>(1, n + extra_length));
+  }
+  set.settled.assign(batch, 0);
+  return set;
+}
+
+torch::Tensor rows_tensor(const std::vector<int64_t>& rows, const torch::Device& device) {
+  return torch::tensor(rows, torch::kLong).to(device);
+}
+
+// ---- greedy ----------------------------------------------------------------
+
+std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor& inputs,
+                                            const SearchOptions& options, SearchStats* stats) {
+  ActiveSet set = start(inputs, options.extra_length);
+  const auto device = inputs.device();
+  std::vector<std::vector<Hypothesis>> results(set.sentence.size(), std::vector<Hypothesis>(1));
+  auto state = model.start_decoding(inputs);
+  torch::Tensor last = torch::zeros({inputs.size(0)}, torch::dtype(torch::kLong).device(device));
+  for (int64_t step = 0;; ++step) {
+    const auto logits = model.decode_step(*state, last);  // [rows, vocab]
+    if (stats) {
+      ++stats->steps;
+      stats->row_steps += logits.size(0);
+    }
+    auto [best_lp, best_id] = torch::log_softmax(logits.to(torch::kFloat), -1).max(-1);
+    const auto ids = best_id.to(torch::kCPU).contiguous();
+    const auto lps = best_lp.to(torch::kCPU, torch::kDouble).contiguous();
+    for (int64_t r : set.open_rows()) {
+      const int64_t s = set.sentence[r];
+      const int64_t id = ids.data_ptr<int64_t>()[r];
+      Hypothesis& h = results[s][0];
+      h.score += lps.data_ptr<double>()[r];
+      if (id == kEosId) {
+        h.finished = true;
+      } else {
+        h.ids.push_back(id);
+      }
+      if (h.finished || step + 1 >= set.decode_length[s]) set.settled[s] = 1;
+    }
+    const auto open = set.open_rows();
+    if (open.empty()) break;
+    if (options.drop_finished && open.size() < set.sentence.size()) {
+      const auto index = rows_tensor(open, device);
+      model.reorder_state(*state, index);
+      best_id = best_id.index_select(0, index);
+      std::vector<int64_t> kept;
+      for (int64_t r : open) kept.push_back(set.sentence[r]);
+      set.sentence = std::move(kept);
+    }
+    last = best_id;
+  }
+  return results;
+}
+
+// ---- beam search -------------------------------------------------------------
+
+// The search's tensors, rows = sentences still in the batch:
+//   alive_seq [rows, beam, t], alive_log_probs [rows, beam]: the best
+//     hypotheses without EOS, and their log-probabilities;
+//   finished_seq [rows, beam, t], finished_scores [rows, beam],
+//     finished_flags [rows, beam]: the best hypotheses that ended in EOS,
+//     scored with the length penalty; slots never filled hold -kInf, unflagged.
+struct Beams {
+  torch::Tensor alive_seq, alive_log_probs;
+  torch::Tensor finished_seq, finished_scores, finished_flags;
+  torch::Tensor max_penalty;  // [rows]: the penalty at the sentence's decode length
+
+  void keep(const torch::Tensor& rows) {
+    for (auto* t : {&alive_seq, &alive_log_probs, &finished_seq, &finished_scores,
+                    &finished_flags, &max_penalty})
+      *t = t->index_select(0, rows);
+  }
+};
+
+// Row r's result: its finished hypotheses, best first, then (when fewer than
+// `count` finished, T2T's fallback) its best alive ones.
+std::vector<Hypothesis> collect(const Beams& b, int64_t r, int64_t count) {
+  const auto fin_seq = b.finished_seq[r].to(torch::kCPU).contiguous();
+  const auto fin_scores = b.finished_scores[r].to(torch::kCPU, torch::kDouble).contiguous();
+  const auto fin_flags = b.finished_flags[r].to(torch::kCPU).contiguous();
+  const auto alive_seq = b.alive_seq[r].to(torch::kCPU).contiguous();
+  const auto alive_lp = b.alive_log_probs[r].to(torch::kCPU, torch::kDouble).contiguous();
+  const int64_t beam = fin_seq.size(0), t = fin_seq.size(1);
+  std::vector<Hypothesis> out;
+  for (int64_t k = 0; k < beam && static_cast<int64_t>(out.size()) < count; ++k) {
+    const double score = fin_scores.data_ptr<double>()[k];
+    if (!fin_flags.data_ptr<bool>()[k] || !(score > -kInf)) continue;
+    out.push_back({until_eos(fin_seq.data_ptr<int64_t>() + k * t, t), score, true});
+  }
+  for (int64_t k = 0; k < beam && static_cast<int64_t>(out.size()) < count; ++k) {
+    const double lp = alive_lp.data_ptr<double>()[k];
+    if (!std::isfinite(lp)) continue;  // a slot no real hypothesis ever reached
+    out.push_back({until_eos(alive_seq.data_ptr<int64_t>() + k * t, t), lp, false});
+  }
+  return out;
+}
+
+std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
+                                          const SearchOptions& options, SearchStats* stats) {
+  const int64_t K = options.beam_size;
+  ActiveSet set = start(inputs, options.extra_length);
+  const int64_t batch = inputs.size(0);
+  const auto device = inputs.device();
+  const auto longs = torch::dtype(torch::kLong).device(device);
+  const auto floats = torch::dtype(torch::kFloat).device(device);
+  std::vector<std::vector<Hypothesis>> results(batch);
+
+  // The encoder runs once per sentence; its output and caches are then copied
+  // to the sentence's K rows (row = sentence * K + beam).
+  auto state = model.start_decoding(inputs);
+  model.reorder_state(*state, torch::arange(batch, longs).repeat_interleave(K));
+
+  Beams b;
+  b.alive_seq = torch::empty({batch, K, 0}, longs);
+  // Only the first beam is real at the start; the others must never win.
+  b.alive_log_probs = torch::full({batch, K}, -std::numeric_limits<float>::infinity(), floats);
+  b.alive_log_probs.select(1, 0).fill_(0.0);
+  b.finished_seq = torch::empty({batch, K, 0}, longs);
+  b.finished_scores = torch::full({batch, K}, -kInf, floats);
+  b.finished_flags = torch::zeros({batch, K}, torch::dtype(torch::kBool).device(device));
+  std::vector<double> max_penalty;
+  for (int64_t len : set.decode_length) max_penalty.push_back(length_penalty(len, options.alpha));
+  b.max_penalty = torch::tensor(max_penalty, torch::kFloat).to(device);
+
+  for (int64_t i = 0;; ++i) {
+    const int64_t rows = b.alive_seq.size(0);
+    const auto last = i == 0 ? torch::zeros({rows * K}, longs)
+                             : b.alive_seq.select(2, i - 1).reshape({-1});
+    const auto logits = model.decode_step(*state, last);  // [rows * K, vocab]
+    if (stats) {
+      ++stats->steps;
+      stats->row_steps += logits.size(0);
+    }
+    const int64_t V = logits.size(1);
+    if (V < 2) throw Error("beam_search needs a target vocabulary of at least 2 ids");
+
+    // Grow every alive hypothesis by every id; keep the 2K best by penalised
+    // score, enough that K of them are not EOS.
+    const auto log_probs =
+        (torch::log_softmax(logits.to(torch::kFloat), -1).view({rows, K, V}) +
+         b.alive_log_probs.unsqueeze(2))
+            .view({rows, K * V});
+    const double penalty = length_penalty(i + 1, options.alpha);
+    auto [top_scores, top_index] = (log_probs / penalty).topk(2 * K, 1);
+    const auto top_log_probs = log_probs.gather(1, top_index);
+    const auto top_beam = top_index.div(V, "floor");
+    const auto top_ids = top_index.remainder(V);
+    const auto top_seq =
+        torch::cat({b.alive_seq.gather(1, top_beam.unsqueeze(2).expand({rows, 2 * K, i})),
+                    top_ids.unsqueeze(2)},
+                   2);  // [rows, 2K, i + 1]
+    const auto top_finished = top_ids.eq(kEosId);
+    const auto top_finished_f = top_finished.to(torch::kFloat);
+
+    // Alive: the K best that did not just end.
+    const auto alive_pick = std::get<1>((top_scores - top_finished_f * kInf).topk(K, 1));
+    b.alive_seq = top_seq.gather(1, alive_pick.unsqueeze(2).expand({rows, K, i + 1}));
+    // T2T lets a hypothesis that just ended stay alive (and be extended past
+    // its EOS) when fewer than K of the 2K did not end, which happens only
+    // while the beam is wider than the real hypotheses, e.g. at the first
+    // steps with a beam >= vocabulary / 2. Such a slot is dead here.
+    b.alive_log_probs = top_log_probs.gather(1, alive_pick)
+                            .masked_fill(top_finished.gather(1, alive_pick),
+                                         -std::numeric_limits<float>::infinity());
+    const auto source_rows =
+        top_beam.gather(1, alive_pick) + torch::arange(rows, longs).mul(K).unsqueeze(1);
+    model.reorder_state(*state, source_rows.reshape({-1}));
+
+    // Finished: the K best of the old finished ones and those that just ended.
+    const auto all_seq = torch::cat(
+        {torch::cat({b.finished_seq, torch::zeros({rows, K, 1}, longs)}, 2), top_seq}, 1);
+    const auto all_scores =
+        torch::cat({b.finished_scores, top_scores - (1.0 - top_finished_f) * kInf}, 1);
+    const auto all_flags = torch::cat({b.finished_flags, top_finished}, 1);
+    auto [fin_scores, fin_pick] = all_scores.topk(K, 1);
+    b.finished_seq = all_seq.gather(1, fin_pick.unsqueeze(2).expand({rows, K, i + 1}));
+    b.finished_scores = fin_scores;
+    b.finished_flags = all_flags.gather(1, fin_pick);
+
+    // T2T's _is_finished, per sentence: the lowest finished score beats the
+    // best the best alive hypothesis could still reach (its log-probability
+    // can only fall, and the penalty is largest at the decode length).
+    const auto any_finished = b.finished_flags.any(1);
+    const auto lowest_finished =
+        b.finished_scores.masked_fill(b.finished_flags.logical_not(), kInf).amin(1).masked_fill(
+            any_finished.logical_not(), -kInf);
+    const auto bound_met =
+        (lowest_finished > b.alive_log_probs.select(1, 0) / b.max_penalty).to(torch::kCPU);
+    for (int64_t r : set.open_rows()) {
+      const int64_t s = set.sentence[r];
+      const bool met = options.stop_early && bound_met.data_ptr<bool>()[r];
+      if (i + 1 >= set.decode_length[s] || met) {
+        results[s] = collect(b, r, options.num_return);
+        set.settled[s] = 1;
+      }
+    }
+    const auto open = set.open_rows();
+    if (open.empty()) break;
+    if (options.drop_finished && static_cast<int64_t>(open.size()) < rows) {
+      const auto keep = rows_tensor(open, device);
+      b.keep(keep);
+      model.reorder_state(*state, (keep.mul(K).unsqueeze(1) + torch::arange(K, longs)).reshape({-1}));
+      std::vector<int64_t> kept;
+      for (int64_t r : open) kept.push_back(set.sentence[r]);
+      set.sentence = std::move(kept);
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+double length_penalty(int64_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
+                                                 const SearchOptions& options, SearchStats* stats) {
+  if (options.beam_size < 1)
+    throw Error("beam_size must be at least 1, got " + std::to_string(options.beam_size));
+  if (options.num_return < 1 || options.num_return > options.beam_size)
+    throw Error("the number of beams to return must be in 1..beam_size (" +
+                std::to_string(options.beam_size) + "), got " + std::to_string(options.num_return));
+  if (inputs.size(0) == 0) return {};
+  torch::NoGradGuard no_grad;
+  return options.beam_size == 1 ? greedy(model, inputs, options, stats)
+                                : beam(model, inputs, options, stats);
+}
+
+}  // namespace t2t

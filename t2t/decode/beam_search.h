@@ -1,0 +1,81 @@
+// Search over a T2TModel's incremental decoder: T2T's beam search with
+// length penalty (tensor2tensor/utils/beam_search.py) and, for beam_size 1,
+// greedy decoding, as T2T's Transformer does (_fast_decode).
+//
+// Both run the encoder once per batch, step the cached decoder, and take a
+// sentence out of the batch as soon as its result is settled, so a batch
+// costs what its longest translation costs, not batch × longest.
+//
+// Where this differs from T2T, on purpose:
+//  - The decode length is per sentence: its own input length (EOS included)
+//    + extra_length. T2T uses the padded width of the batch, which makes a
+//    sentence's result depend on its neighbours; here a sentence gives the
+//    same result in any batch, as in a batch of one in T2T.
+//  - T2T's stopping test looks at the whole batch; here each sentence stops
+//    on its own. For the returned best beam that changes nothing: once the
+//    test holds for a sentence, no later hypothesis can displace its best
+//    finished one (for alpha >= 0).
+//  - A hypothesis that ends in EOS never stays alive. T2T keeps one alive
+//    (and extends it past its EOS) when fewer than beam_size of the
+//    2·beam_size candidates go on, possible only while the beam is wider
+//    than the real hypotheses (a beam of half the vocabulary or more).
+//  - Greedy scores are the log-probability of the returned ids up to and
+//    including EOS; T2T keeps adding the log-probabilities of whatever a
+//    finished row generates while its batch-mates are still running.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace t2t {
+
+class T2TModel;
+
+struct SearchOptions {
+  int64_t beam_size = 4;  // 1: greedy
+  double alpha = 0.6;     // length penalty exponent
+  // A sentence of n input tokens (EOS included) gets at most
+  // n + extra_length output tokens (EOS included).
+  int64_t extra_length = 100;
+  // Hypotheses returned per sentence, best first (1..beam_size): the
+  // finished ones, then, when fewer than this many finished, the best alive
+  // ones (T2T returns the alive beams when none finished, and empty slots
+  // when only some did). Fewer only when the sentence has fewer real ones.
+  int64_t num_return = 1;
+  // T2T's stop_early: stop a sentence once no alive hypothesis can beat its
+  // finished ones. T2T turns it off when more than one beam is returned (the
+  // lower beams could still change), and so does decode_options (decoder.h).
+  bool stop_early = true;
+  // Take settled sentences out of the batch. Off only to check that taking
+  // them out changes no result.
+  bool drop_finished = true;
+};
+
+struct Hypothesis {
+  std::vector<int64_t> ids;  // target ids, EOS and anything after it removed
+  // Beam search: log-probability / ((5 + length) / 6)^alpha for a hypothesis
+  // that reached EOS; for one that did not (the decode length ran out before
+  // any hypothesis of its sentence finished), the plain log-probability, as
+  // T2T returns it. Greedy: the plain log-probability.
+  double score = 0.0;
+  bool finished = false;  // reached EOS
+};
+
+struct SearchStats {
+  int64_t steps = 0;      // decoder steps run
+  int64_t row_steps = 0;  // sum over steps of the rows decoded (sentences × beams)
+};
+
+// T2T's length penalty ((5 + length) / 6)^alpha.
+double length_penalty(int64_t length, double alpha);
+
+// inputs [batch, input_len] int64 on the model's device, 0-padded, each row
+// ending in EOS -> per sentence, the top options.num_return hypotheses, best
+// first. The model must be in eval() mode. `stats` may be null.
+std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
+                                                 const SearchOptions& options,
+                                                 SearchStats* stats = nullptr);
+
+}  // namespace t2t
