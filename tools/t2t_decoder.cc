@@ -1,5 +1,7 @@
-// t2t-decoder: translates with a trained model, T2T's flags.
+// t2t-decoder: translates with a trained model, T2T's flags. The work is in
+// t2t/decode/; this file maps flags onto it.
 #include <filesystem>
+#include <iostream>
 
 #include "hparams/decode_hparams.h"
 #include "models/model_registry.h"
@@ -7,6 +9,8 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
+#include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decoder.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -52,13 +56,62 @@ int decode(const cxxopts::ParseResult& flags) {
   }
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
+  const t2t::DecodeOptions options = t2t::decode_options(dp, hp);
   const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
   auto problem = t2t::create_problem(problem_name);
-  t2t::model_registry().get(model_name);
   spdlog::info("{}", t2t::runtime_summary());
-  spdlog::info("problem {}, model {}, device {}, beam_size {}, alpha {}", problem_name, model_name,
-               device, dp.get_int("beam_size"), dp.get_float("alpha"));
-  throw t2t::Error("this build of t2t has no decoder yet (t2t/decode)");
+
+  const std::string from_file = flags["decode_from_file"].as<std::string>();
+  const std::string to_file = flags["decode_to_file"].as<std::string>();
+  const std::string reference = flags["decode_reference"].as<std::string>();
+  const bool interactive = flags.count("decode_interactive") > 0;
+  if (interactive && !from_file.empty())
+    throw t2t::cli::UsageError("give either --decode_interactive or --decode_from_file, not both");
+  if (interactive && !reference.empty())
+    throw t2t::cli::UsageError("--decode_reference needs --decode_from_file or the dev split, "
+                               "not --decode_interactive");
+  const t2t::OutputNaming naming{model_name, flags["hparams_set"].as<std::string>(), problem_name};
+  auto output_name = [&](const std::string& base) {
+    if (naming.hparams_set.empty())
+      throw t2t::cli::UsageError("T2T's default output name needs --hparams_set; give it, or "
+                                 "--decode_to_file=FILE");
+    return t2t::decode_filename(base, naming, options.search.beam_size, options.search.alpha);
+  };
+
+  t2t::LoadedModel loaded = t2t::load_for_decoding(
+      *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
+      flags["checkpoint_path"].as<std::string>(), torch::Device(device));
+  spdlog::info("problem {}, model {} from {} (step {}), device {}, beam_size {}, alpha {}, "
+               "batch_size {}",
+               problem_name, model_name, loaded.checkpoint, loaded.step, device,
+               options.search.beam_size, options.search.alpha, options.batch_size);
+  t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
+                       torch::Device(device));
+
+  if (interactive) {
+    t2t::decode_interactively(decoder, std::cin, std::cout);
+    return 0;
+  }
+  t2t::DecodeOutcome outcome;
+  if (!from_file.empty()) {
+    outcome = t2t::decode_file(decoder, from_file, to_file.empty() ? output_name(from_file) : to_file);
+  } else {
+    // T2T's dev-split decoding; its files go beside --decode_to_file when
+    // given, else into the run directory.
+    const std::string base = to_file.empty()
+        ? (std::filesystem::path(output_dir) / (problem_name + "-dev")).string()
+        : to_file;
+    outcome = t2t::decode_dev_split(decoder, *problem, flags["data_dir"].as<std::string>(),
+                                    output_name(base));
+  }
+  if (!reference.empty()) {
+    const auto refs = t2t::read_records(reference, options.delimiter, "--decode_reference");
+    std::cout << t2t::bleu_report(outcome.hypotheses, refs, "--decode_reference=" + reference);
+  } else if (!outcome.references.empty()) {
+    std::cout << t2t::bleu_report(outcome.hypotheses, outcome.references,
+                                  "the dev split's targets");
+  }
+  return 0;
 }
 
 }  // namespace

@@ -1,0 +1,127 @@
+// Translating with a trained model: loading it from a run directory, and a
+// Decoder that turns source lines into output lines the way T2T's
+// utils/decoding.py does (inputs sorted by length and batched, results back
+// in the caller's order, detokenized, EOS stripped). The modes built on it
+// (file, interactive, dev split) are in decode_modes.h.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t2t/core/hparams.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/data/problem.h"
+#include "t2t/decode/beam_search.h"
+
+namespace t2t {
+
+class T2TModel;
+class TextEncoder;
+
+struct DecodeOptions {
+  SearchOptions search;
+  int64_t batch_size = 32;  // sentences per batch
+  bool return_beams = false;
+  bool write_beam_scores = false;  // with return_beams only, as in T2T
+  // Source ids kept per sentence, EOS included; longer inputs are cut with a
+  // warning. 0: no limit.
+  int64_t max_input_length = 0;
+  std::string delimiter = "\n";  // between records, in and out
+  int64_t num_samples = -1;      // dev split: decode at most this many (-1: all)
+  bool log_results = true;       // log every input and output, as T2T does
+  double progress_seconds = 10;  // between progress lines
+};
+
+// From --decode_hparams (T2T's names) and the model's hparams. Throws
+// t2t::Error for values this decoder cannot honour, naming the key.
+//  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
+//  - return_beams returns beam_size hypotheses and, as T2T, turns early
+//    stopping off, so every sentence runs to its decode length;
+//  - inputs are limited to max_input_size when set, else to the model's
+//    max_length (its batch_size when that is 0) and max_input_seq_length.
+DecodeOptions decode_options(const HParams& decode_hparams, const HParams& model_hparams);
+
+// One source's result: `texts` and `scores` per returned hypothesis, best first.
+struct Translation {
+  std::vector<std::string> texts;
+  std::vector<double> scores;
+};
+
+struct DecodeCounts {
+  int64_t sentences = 0;
+  int64_t empty = 0;         // answered with an empty line, no model run
+  int64_t invalid_utf8 = 0;  // lines with bytes replaced by U+FFFD
+  int64_t truncated = 0;     // inputs cut to max_input_length
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;  // of the best hypotheses, EOS included
+  int64_t search_row_steps = 0;
+};
+
+class Decoder {
+ public:
+  // The model must already be on `device`; the decoder puts it in eval mode.
+  Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
+          std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
+          torch::Device device = torch::kCPU);
+
+  // A source line as T2T feeds it: surrounding whitespace stripped, invalid
+  // UTF-8 replaced (and counted), encoded, cut to max_input_length (with a
+  // warning naming `where`, e.g. "in.en line 7"), EOS appended. An empty
+  // line gives no ids at all.
+  std::vector<int64_t> encode_source(const std::string& line, const std::string& where);
+
+  // Already encoded source ids (EOS-terminated, or not): cut to
+  // max_input_length with the same warning, EOS kept last.
+  std::vector<int64_t> fit_source(std::vector<int64_t> ids, const std::string& where);
+
+  // Translates encoded sources (each ending in EOS, or empty) and returns one
+  // Translation per source, in their order. Sources are decoded longest
+  // first in batches of batch_size; an empty source gets one empty text
+  // without running the model. Logs progress (sentences/s, output tokens/s)
+  // every progress_seconds.
+  std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources);
+
+  // One output record without the delimiter: the best text, or with
+  // return_beams every hypothesis tab-separated, each followed by
+  // "\t<score>" (%.2f) when write_beam_scores. Tabs and line breaks inside
+  // a text become spaces so that the record keeps its columns and line.
+  std::string format(const Translation& translation) const;
+
+  const DecodeOptions& options() const { return options_; }
+  void set_log_results(bool on) { options_.log_results = on; }
+  const DecodeCounts& counts() const { return counts_; }
+  const TextEncoder& input_encoder() const { return *input_encoder_; }
+  const TextEncoder& target_encoder() const { return *target_encoder_; }
+
+ private:
+  std::shared_ptr<T2TModel> model_;
+  std::shared_ptr<TextEncoder> input_encoder_;
+  std::shared_ptr<TextEncoder> target_encoder_;
+  DecodeOptions options_;
+  torch::Device device_;
+  DecodeCounts counts_;
+};
+
+// A trained model ready to decode, and where it came from.
+struct LoadedModel {
+  std::shared_ptr<T2TModel> model;
+  FeatureEncoders encoders;
+  std::string checkpoint;
+  int64_t step = 0;
+};
+
+// Builds `model_name` from `hparams` and the problem's vocabularies in
+// data_dir, and loads `checkpoint_path` (a file, or a run directory meaning
+// its latest) or else the latest checkpoint of output_dir, onto `device`.
+// Throws t2t::Error naming what is missing, or (from load_checkpoint) what
+// does not match the hparams.
+LoadedModel load_for_decoding(const Problem& problem, const std::string& model_name,
+                              const HParams& hparams, const std::string& data_dir,
+                              const std::string& output_dir, const std::string& checkpoint_path,
+                              const torch::Device& device);
+
+}  // namespace t2t

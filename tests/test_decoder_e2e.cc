@@ -1,0 +1,186 @@
+// End-to-end tests of t2t-decoder on a briefly trained transformer_tiny on
+// the bundled sample: file decoding with T2T's default output name, the dev
+// split's three files and BLEU, interactive answers, and the errors for a
+// missing or mismatched checkpoint.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "t2t/core/file_util.h"
+#include "tests/test_util.h"
+
+namespace fs = std::filesystem;
+using t2t::test::run_command;
+using t2t::test::TempDir;
+
+namespace {
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::istringstream in(t2t::read_file(path));
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+// True when `decoded` is `original` with some runs replaced by
+// SentencePiece's unknown-piece mark (the sample's 1k vocabulary lacks rare
+// characters).
+bool same_but_unknowns(const std::string& original, const std::string& decoded) {
+  const std::string unk = "\u2047";
+  std::vector<std::string> pieces;
+  size_t start = 0, at;
+  while ((at = decoded.find(unk, start)) != std::string::npos) {
+    pieces.push_back(decoded.substr(start, at - start));
+    start = at + unk.size();
+  }
+  pieces.push_back(decoded.substr(start));
+  if (pieces.size() == 1) return original == decoded;
+  // Each mark stands for at least one byte of the original.
+  if (original.compare(0, pieces.front().size(), pieces.front()) != 0) return false;
+  size_t pos = pieces.front().size();
+  for (size_t i = 1; i + 1 < pieces.size(); ++i) {
+    pos = original.find(pieces[i], pos + 1);
+    if (pos == std::string::npos) return false;
+    pos += pieces[i].size();
+  }
+  const std::string& last = pieces.back();
+  return original.size() >= pos + 1 + last.size() &&
+         original.compare(original.size() - last.size(), last.size(), last) == 0;
+}
+
+// One small trained run shared by the tests of this file.
+struct TrainedRun {
+  TempDir dir{"decoder_e2e"};
+  std::string data = dir / "data";
+  std::string run = dir / "run";
+  bool ok = false;
+  std::string log;
+
+  TrainedRun() {
+    auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
+    log = r.output;
+    if (r.exit_code != 0) return;
+    r = run_command("./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+                    "--hparams_set=transformer_tiny "
+                    "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2' "
+                    "--data_dir=" + data + " --output_dir=" + run +
+                    " --train_steps=20 --local_eval_frequency=20 --eval_steps=2");
+    log += r.output;
+    ok = r.exit_code == 0;
+  }
+  std::string decoder(const std::string& extra) const {
+    return "./t2t-decoder --problem=translate_enzh_sample --model=transformer "
+           "--hparams_set=transformer_tiny --data_dir=" + data + " --output_dir=" + run + " " +
+           extra;
+  }
+};
+
+const TrainedRun& trained() {
+  static TrainedRun run;
+  INFO(run.log);
+  REQUIRE(run.ok);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("t2t-decoder translates a file into T2T's default output name", "[decoder][e2e]") {
+  const auto& t = trained();
+  TempDir dir("decoder_file");
+  const std::string in = dir / "in.en";
+  t2t::write_file_atomic(in, "I want to eat a bowl of noodles.\n\nThis movie is longer than that "
+                             "one.\nHello.\n");
+  auto r = run_command(t.decoder("--decode_hparams='beam_size=2,extra_length=5' "
+                                 "--decode_from_file=" + in));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string out =
+      in + ".transformer.transformer_tiny.translate_enzh_sample.beam2.alpha0.6.decodes";
+  REQUIRE(fs::exists(out));
+  const auto lines = read_lines(out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[1].empty());
+  CHECK_THAT(r.output, Catch::Contains("sentences/s"));
+
+  // Beams with scores, and BLEU against a reference of the same length.
+  const std::string ref = dir / "ref.zh";
+  t2t::write_file_atomic(ref, "我想吃一碗面条。\n\n这部电影比那部长。\n你好。\n");
+  r = run_command(t.decoder("--decode_hparams='beam_size=2,extra_length=5,return_beams=true,"
+                            "write_beam_scores=true' --decode_from_file=" + in +
+                            " --decode_to_file=" + (dir / "beams.zh") + " --decode_reference=" + ref));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("BLEU = "));
+  const auto beams = read_lines(dir / "beams.zh");
+  REQUIRE(beams.size() == 4);
+  CHECK(std::count(beams[0].begin(), beams[0].end(), '\t') == 3);
+
+  // A reference that does not match the input is refused, naming it.
+  t2t::write_file_atomic(ref, "只有一行\n");
+  r = run_command(t.decoder("--decode_hparams='beam_size=1,extra_length=3' --decode_from_file=" +
+                            in + " --decode_to_file=" + (dir / "x.zh") + " --decode_reference=" + ref));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("has 1 lines but there are 4 translations"));
+}
+
+TEST_CASE("t2t-decoder decodes the dev split into .decodes .targets .inputs with BLEU",
+          "[decoder][e2e]") {
+  const auto& t = trained();
+  TempDir dir("decoder_dev");
+  auto r = run_command(t.decoder("--decode_hparams='beam_size=2,extra_length=5,num_samples=40' "
+                                 "--decode_to_file=" + (dir / "dev")));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const std::string stem = dir / "dev.transformer.transformer_tiny.translate_enzh_sample.beam2.alpha0.6";
+  REQUIRE(read_lines(stem + ".decodes").size() == 40);
+  const auto targets = read_lines(stem + ".targets");
+  const auto inputs = read_lines(stem + ".inputs");
+  REQUIRE(targets.size() == 40);
+  REQUIRE(inputs.size() == 40);
+  // The sample's dev pairs (shuffled by datagen), decoded back to text.
+  const auto en = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
+  const auto zh = read_lines(T2T_SOURCE_DIR "/data/sample/dev.zh");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto at = std::find(en.begin(), en.end(), inputs[i]);
+    INFO("dev line " << i << ": " << inputs[i]);
+    REQUIRE(at != en.end());
+    CHECK(same_but_unknowns(zh[at - en.begin()], targets[i]));
+  }
+  CHECK_THAT(r.output, Catch::Contains("BLEU = "));
+  CHECK_THAT(r.output, Catch::Contains("tok:zh"));
+}
+
+TEST_CASE("t2t-decoder answers interactively, line by line", "[decoder][e2e]") {
+  const auto& t = trained();
+  auto r = run_command("printf 'Hello.\\n\\nq\\nnot read\\n' | " +
+                       t.decoder("--decode_hparams='beam_size=1,extra_length=4' "
+                                 "--decode_interactive --log_level=warning"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // Two answers (the second empty); "q" stopped the rest.
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 2);
+}
+
+TEST_CASE("t2t-decoder explains a missing or mismatched checkpoint", "[decoder][e2e]") {
+  const auto& t = trained();
+  TempDir dir("decoder_errors");
+  auto r = run_command("./t2t-decoder --problem=translate_enzh_sample --model=transformer "
+                       "--hparams_set=transformer_tiny --data_dir=" + t.data +
+                       " --output_dir=" + (dir / "empty") + " --decode_from_file=x");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("holds no checkpoint"));
+
+  r = run_command(t.decoder("--hparams=hidden_size=32 --decode_from_file=x"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("does not fit model 'transformer'"));
+
+  r = run_command(t.decoder("--checkpoint_path=" + (dir / "nope.pt") + " --decode_from_file=x"));
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("--checkpoint_path=" + (dir / "nope.pt")));
+}
