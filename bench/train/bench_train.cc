@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -152,6 +153,22 @@ double peak_matmul_flops(int repeats = 10) {
   return best;
 }
 
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// User + system CPU time of the process: less disturbed than wall time by
+// other processes sharing the cores.
+double cpu_seconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
 double peak_rss_mib() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -268,6 +285,7 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   const Shape shape{hp.get_int("hidden_size"), hp.get_int("filter_size"),
                     hp.get_int("num_hidden_layers"), vocab};
   Profile profile(opt.profile);
+  const double cpu0 = cpu_seconds();
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < opt.steps; ++i) {
     const auto& b = batches[i % batches.size()];
@@ -276,6 +294,7 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
     flops += step_flops(shape, b);
   }
   const double seconds = seconds_since(t0);
+  const double cpu = cpu_seconds() - cpu0;
   profile.finish();
   const double peak = peak_matmul_flops();
 
@@ -284,12 +303,14 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   o << "{\"side\": \"t2t\", \"hparams_set\": \"" << set_name << "\", \"vocab\": " << vocab
     << ", \"threads\": " << threads << ", \"params\": " << params << ", \"steps\": " << opt.steps
     << ", \"warmup_steps\": " << opt.warmup_steps << ", \"warmup_s\": " << warmup_s
-    << ", \"seconds\": " << seconds << ", \"target_tokens_per_s\": " << tokens / seconds
+    << ", \"seconds\": " << seconds << ", \"cpu_seconds\": " << cpu << ", \"target_tokens_per_s\": " << tokens / seconds
     << ", \"flops_per_s\": " << flops / seconds << ", \"peak_matmul_flops_per_s\": " << peak
     << ", \"fraction_of_peak\": " << flops / seconds / peak
     << ", \"peak_rss_mib\": " << peak_rss_mib() << ", \"first_loss\": " << losses.front()
     << ", \"last_loss\": " << losses.back() << ", \"batches\": " << fingerprint(batches)
-    << ", \"torch\": \"" << TORCH_VERSION << "\", \"config\": " << reference_config(hp) << "}";
+    << ", \"torch\": \"" << TORCH_VERSION << "\", \"omp_wait_policy\": \"" << env_or_empty("OMP_WAIT_POLICY")
+    << "\", \"preload\": \"" << basename(env_or_empty("LD_PRELOAD"))
+    << "\", \"config\": " << reference_config(hp) << "}";
   std::cout << o.str() << std::endl;
 }
 

@@ -268,6 +268,13 @@ def smoothed_loss(logits, labels, smoothing):
     return (xent - normalizing * tokens) / tokens
 
 
+def cpu_seconds():
+    """User + system CPU time of the process: less disturbed than wall time
+    by other processes sharing the cores."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def peak_matmul_flops(torch, sizes=((2048, 2048, 2048), (4096, 512, 2048), (4096, 2048, 512)),
                       repeats=10):
     """Best float32 GEMM rate over a few shapes, best of `repeats` each."""
@@ -343,6 +350,7 @@ def main():
     if args.profile:
         profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
         profiler.__enter__()
+    cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     for i in range(args.steps):
         inputs, targets = batches[i % len(batches)]
@@ -350,6 +358,7 @@ def main():
         tokens += int(targets.ne(0).sum())
         flops += step_flops(c, inputs, targets, vocab)
     seconds = time.perf_counter() - t0
+    cpu = cpu_seconds() - cpu0
     if profiler:
         profiler.__exit__(None, None, None)
         profiler.export_chrome_trace(args.profile)
@@ -358,7 +367,7 @@ def main():
     result = dict(
         side="pytorch" + ("-compile" if args.compile else ""), hparams_set=args.hparams_set,
         vocab=vocab, threads=threads, params=params, steps=args.steps,
-        warmup_steps=args.warmup_steps, warmup_s=warmup_s, seconds=seconds,
+        warmup_steps=args.warmup_steps, warmup_s=warmup_s, seconds=seconds, cpu_seconds=cpu,
         target_tokens_per_s=tokens / seconds, flops_per_s=flops / seconds,
         peak_matmul_flops_per_s=peak, fraction_of_peak=flops / seconds / peak,
         peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,

@@ -5,6 +5,11 @@
 # batches, step count and threads. Each side runs RUNS times, alternating,
 # one process per set and run; the table shows medians.
 #
+# The reference preloads tcmalloc (or jemalloc) when installed, as PyTorch
+# recommends on CPU; ours runs as t2t's binaries run, and once more with the
+# same allocator preloaded (row "t2t+tcmalloc_minimal") to show what that
+# is worth to ours.
+#
 #   bench/train/run.sh            # needs a built t2t-bench-train (./tools/test.sh)
 # Environment: SETS (tiny small base), RUNS (3), THREADS (0: all cores),
 # T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
@@ -29,21 +34,33 @@ steps() {
   case $1 in
     tiny) echo "--warmup_steps=4 --steps=24" ;;
     small) echo "--warmup_steps=4 --steps=12" ;;
-    base) echo "--warmup_steps=2 --steps=4" ;;
+    base) echo "--warmup_steps=1 --steps=3" ;;
     *) echo "--warmup_steps=2 --steps=4" ;;
   esac
 }
+
+ALLOCATOR=""
+for lib in libtcmalloc_minimal.so.4 libtcmalloc.so.4 libjemalloc.so.2; do
+  path=$(ldconfig -p | grep -m1 -F "$lib " | sed 's/.*=> //') || true
+  [ -n "$path" ] && { ALLOCATOR=$path; break; }
+done
+[ -n "$ALLOCATOR" ] || echo "no tcmalloc/jemalloc installed (apt-get install libtcmalloc-minimal4): both sides use glibc malloc"
 
 mkdir -p "$WORK"
 RESULTS="$WORK/results.jsonl"
 : > "$RESULTS"
 echo "== $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+sides=$((2 + ${COMPILE:-0} + (${#ALLOCATOR} > 0 ? 1 : 0)))
 for run in $(seq "$RUNS"); do
   for s in $SETS; do
     set_name=transformer_$s
     # shellcheck disable=SC2046
     ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" $(steps "$s"))
     echo "$ours" >> "$RESULTS"
+    if [ -n "$ALLOCATOR" ]; then
+      # shellcheck disable=SC2046
+      LD_PRELOAD=$ALLOCATOR "$BENCH" --hparams_set="$set_name" --threads="$THREADS" $(steps "$s") >> "$RESULTS"
+    fi
     config=$("$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["config"]))' "$ours")
     # shellcheck disable=SC2046
     "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" \
@@ -54,8 +71,8 @@ for run in $(seq "$RUNS"); do
         --threads="$THREADS" --config="$config" $(steps "$s") >> "$RESULTS" \
         || echo "torch.compile failed for $set_name" >&2
     fi
-    echo "run $run/$RUNS $s: $(tail -n "$([ "${COMPILE:-0}" = 1 ] && echo 3 || echo 2)" "$RESULTS" \
-      | "$PYTHON" -c 'import json,sys; print(", ".join("%s %.0f tok/s" % (r["side"], r["target_tokens_per_s"]) for r in map(json.loads, sys.stdin)))')"
+    echo "run $run/$RUNS $s: $(grep -F "\"$set_name\"" "$RESULTS" | tail -n "$sides" \
+      | "$PYTHON" -c 'import json,sys; print(", ".join("%s%s %.0f tok/s" % (r["side"], "+" + r["preload"] if r["side"] == "t2t" and r["preload"] else "", r["target_tokens_per_s"]) for r in map(json.loads, sys.stdin)))')"
   done
 done
 echo
