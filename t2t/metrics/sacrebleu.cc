@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <unordered_map>
 
 #include "t2t/core/error.h"
+#include "t2t/core/file_util.h"
 #include "t2t/metrics/bleu.h"
 #include "t2t/metrics/bleu_tokenizers.h"
 #include "t2t/metrics/unicode_tables.h"
@@ -120,8 +122,10 @@ SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
 
 std::string SacreBleuResult::to_string() const {
   std::string s = "BLEU = " + format_fixed(score, 2) + " ";
-  for (size_t i = 0; i < precisions.size(); ++i)
-    s += (i ? "/" : "") + format_fixed(precisions[i], 1);
+  for (size_t i = 0; i < precisions.size(); ++i) {
+    if (i > 0) s += '/';
+    s += format_fixed(precisions[i], 1);
+  }
   s += " (BP = " + format_fixed(bp, 3) + " ratio = " + format_fixed(ratio, 3) +
        " hyp_len = " + std::to_string(hyp_len) + " ref_len = " + std::to_string(ref_len) + ")";
   return s;
@@ -164,6 +168,24 @@ double t2t_bleu(const std::vector<std::string>& hypotheses,
   // T2T's compute_bleu returns a numpy float32, and t2t-bleu's "100 *" keeps
   // it one; rounding the same way gives T2T's printed digits.
   return static_cast<double>(100.0f * static_cast<float>(stats.score()));
+}
+
+std::vector<std::string> read_bleu_lines(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("'" + path + "' is a directory; give the text file with one sentence per line");
+  const std::string text = read_file(path);
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    size_t stop = end;
+    if (stop > start && text[stop - 1] == '\r') --stop;
+    lines.emplace_back(text, start, stop - start);
+    start = end + 1;
+  }
+  return lines;
 }
 
 std::vector<std::string> t2t_bleu_tokenize(const std::string& line) {

@@ -53,6 +53,11 @@ std::string default_tokenizer_for(const std::vector<std::string>& references);
 double t2t_bleu(const std::vector<std::string>& hypotheses,
                 const std::vector<std::string>& references, bool case_sensitive = true);
 
+// The lines of a hypothesis or reference file, without "\n" or "\r\n"; a
+// last line without a newline counts. Throws t2t::Error naming the path when
+// it is missing, a directory or unreadable.
+std::vector<std::string> read_bleu_lines(const std::string& path);
+
 // T2T's bleu_hook.bleu_tokenize on one line.
 std::vector<std::string> t2t_bleu_tokenize(const std::string& line);
 
