@@ -71,27 +71,26 @@ std::string latest_checkpoint(const std::string& dir) {
   return all.empty() ? "" : all.back();
 }
 
-std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
-                            const torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
-                            int keep_max) {
+namespace {
+
+void create_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create the checkpoint directory '" + dir + "': " + ec.message());
-  torch::serialize::OutputArchive archive;
-  torch::NoGradGuard no_grad;
-  for (const auto& p : model.named_parameters()) archive.write("model/" + p.key(), p.value());
-  for (const auto& b : model.named_buffers()) archive.write("model/" + b.key(), b.value(), true);
-  if (optimizer) {
-    torch::serialize::OutputArchive opt;
-    optimizer->save(opt);
-    archive.write("optimizer", opt);
-  }
+}
+
+void write_meta(torch::serialize::OutputArchive& archive, const CheckpointMeta& meta) {
   archive.write("meta/step", torch::tensor(meta.step, torch::kInt64));
   archive.write("meta/reader_state", string_tensor(meta.reader_state));
   archive.write("meta/hparams_yaml", string_tensor(meta.hparams_yaml));
-  archive.write("meta/rng_state", at::detail::getDefaultCPUGenerator().get_state());
+}
 
-  const std::string name = kPrefix + std::to_string(meta.step) + kSuffix;
+// Saves under the step's name through a temporary file, then points the
+// index at it, so readers never see a partial checkpoint.
+std::string commit_archive(torch::serialize::OutputArchive& archive, const std::string& dir,
+                           int64_t step) {
+  std::error_code ec;
+  const std::string name = kPrefix + std::to_string(step) + kSuffix;
   const std::string path = (fs::path(dir) / name).string();
   const std::string tmp = temp_path_for(path);
   try {
@@ -103,16 +102,10 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
   fs::rename(tmp, path, ec);
   if (ec) throw Error("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
   write_file_atomic((fs::path(dir) / kIndexFile).string(), name + "\n");
-
-  if (keep_max > 0) {
-    auto all = list_checkpoints(dir);
-    for (size_t i = 0; i + keep_max < all.size(); ++i) fs::remove(all[i], ec);
-  }
   return path;
 }
 
-CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
-                               torch::optim::Optimizer* optimizer, bool restore_rng) {
+torch::serialize::InputArchive open_archive(const std::string& path) {
   if (!fs::exists(path)) throw Error("no checkpoint at '" + path + "'");
   torch::serialize::InputArchive archive;
   try {
@@ -121,6 +114,80 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
     throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace() +
                 ". The file is damaged or not a t2t checkpoint.");
   }
+  return archive;
+}
+
+// Everything but the random state, which only load_checkpoint restores.
+CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::string& path) {
+  // A fresh tensor per read: reading into a defined tensor would set_() it
+  // onto the archive's storage, which cannot be resized.
+  auto read = [&archive](const char* key, torch::Tensor* out) { return archive.try_read(key, *out); };
+  CheckpointMeta meta;
+  torch::Tensor step, reader_state, hparams_yaml;
+  meta.step = read("meta/step", &step) ? step.item<int64_t>()
+                                        : std::max<int64_t>(0, checkpoint_step(path));
+  if (read("meta/reader_state", &reader_state)) meta.reader_state = tensor_string(reader_state);
+  if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
+  return meta;
+}
+
+}  // namespace
+
+std::string save_checkpoint(const std::string& dir, const torch::nn::Module& model,
+                            const torch::optim::Optimizer* optimizer, const CheckpointMeta& meta,
+                            int keep_max) {
+  create_dir(dir);
+  torch::serialize::OutputArchive archive;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : model.named_parameters()) archive.write("model/" + p.key(), p.value());
+  for (const auto& b : model.named_buffers()) archive.write("model/" + b.key(), b.value(), true);
+  if (optimizer) {
+    torch::serialize::OutputArchive opt;
+    optimizer->save(opt);
+    archive.write("optimizer", opt);
+  }
+  write_meta(archive, meta);
+  archive.write("meta/rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  const std::string path = commit_archive(archive, dir, meta.step);
+
+  if (keep_max > 0) {
+    std::error_code ec;
+    auto all = list_checkpoints(dir);
+    for (size_t i = 0; i + keep_max < all.size(); ++i) fs::remove(all[i], ec);
+  }
+  return path;
+}
+
+std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& tensors,
+                                    const CheckpointMeta& meta) {
+  create_dir(dir);
+  torch::serialize::OutputArchive archive;
+  torch::NoGradGuard no_grad;
+  // The file does not say which tensors were buffers; integer ones cannot be
+  // parameters, and the loader treats both kinds alike.
+  for (const auto& [name, t] : tensors)
+    archive.write("model/" + name, t.detach(), !t.is_floating_point());
+  write_meta(archive, meta);
+  return commit_archive(archive, dir, meta.step);
+}
+
+TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta) {
+  torch::serialize::InputArchive archive = open_archive(path);
+  TensorMap tensors;
+  for (const auto& key : archive.keys()) {
+    if (!starts_with(key, "model/")) continue;
+    torch::Tensor value;
+    if (archive.try_read(key, value)) tensors.emplace(key.substr(6), value);
+  }
+  if (tensors.empty())
+    throw Error("checkpoint '" + path + "' holds no model tensors; is it a t2t checkpoint?");
+  if (meta) *meta = read_meta(archive, path);
+  return tensors;
+}
+
+CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
+                               torch::optim::Optimizer* optimizer, bool restore_rng) {
+  torch::serialize::InputArchive archive = open_archive(path);
   std::vector<std::string> problems;
   std::vector<std::string> keys = archive.keys();
   std::set<std::string> expected;
@@ -157,16 +224,9 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
     torch::serialize::InputArchive opt;
     if (archive.try_read("optimizer", opt)) optimizer->load(opt);
   }
-  // A fresh tensor per read: reading into a defined tensor would set_() it
-  // onto the archive's storage, which cannot be resized.
-  auto read = [&archive](const char* key, torch::Tensor* out) { return archive.try_read(key, *out); };
-  CheckpointMeta meta;
-  torch::Tensor step, reader_state, hparams_yaml, rng_state;
-  meta.step = read("meta/step", &step) ? step.item<int64_t>()
-                                        : std::max<int64_t>(0, checkpoint_step(path));
-  if (read("meta/reader_state", &reader_state)) meta.reader_state = tensor_string(reader_state);
-  if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
-  if (read("meta/rng_state", &rng_state)) {
+  CheckpointMeta meta = read_meta(archive, path);
+  torch::Tensor rng_state;  // fresh, as read_meta explains
+  if (archive.try_read("meta/rng_state", rng_state)) {
     meta.has_rng_state = true;
     if (restore_rng) {
       at::Generator gen = at::detail::getDefaultCPUGenerator();

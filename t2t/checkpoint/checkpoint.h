@@ -7,9 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+namespace at {
+class Tensor;
+}
 namespace torch {
 namespace nn {
 class Module;
@@ -41,6 +45,22 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
 // a t2t::Error lists the differences (missing, unexpected, shape changes).
 CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
                                torch::optim::Optimizer* optimizer, bool restore_rng);
+
+// A checkpoint's model tensors by name ("encoder.layers.0.attention.q.weight"),
+// parameters and buffers alike. Include <torch/torch.h> to use it.
+using TensorMap = std::map<std::string, at::Tensor>;
+
+// Reads the model tensors and the meta of a checkpoint without building the
+// model (for averaging). Throws t2t::Error naming the file when it is
+// missing or not a t2t checkpoint.
+TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta);
+
+// Writes <dir>/model.ckpt-<meta.step>.pt holding `tensors` as the model,
+// with `meta` but no optimizer or random state, and points <dir>/checkpoint
+// at it. load_checkpoint reads it into a model with those names and shapes.
+// Returns the path written.
+std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& tensors,
+                                    const CheckpointMeta& meta);
 
 // The checkpoints in `dir`, oldest first (by step).
 std::vector<std::string> list_checkpoints(const std::string& dir);
