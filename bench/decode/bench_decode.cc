@@ -1,0 +1,409 @@
+// Decoding benchmark: sentences decoded through the real t2t::beam_search()
+// (cached incremental decoder, T2T's beam search or greedy for beam 1,
+// finished sentences leaving the batch) on the registry's "transformer",
+// batched as t2t::Decoder::translate batches them (longest first, stable,
+// batch_size sentences per batch). Prints one JSON line: sentences/s,
+// output tokens/s (EOS included, as the decoder counts them) and peak RSS.
+// bench/decode/reference_decode.py prints the same line for the same model
+// decoded by plain PyTorch; run.sh runs both.
+//
+// The model is either a trained run (--output_dir, with its hparams.yaml,
+// latest checkpoint and the problem's vocabularies) decoding a text file
+// (--source), or an untrained one (--hparams_set, --vocab, --seed) decoding
+// synthetic ids. --export_dir writes what the reference needs to rebuild
+// exactly that model and those inputs: model.json (hparams, tensor index),
+// weights.bin (raw little-endian float32) and sources.json (source ids).
+//
+//   t2t-bench-decode --output_dir=RUN --data_dir=D --source=data/sample/dev.en
+//                    --beam_size=4 --batch_size=32
+#include <sys/resource.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "hparams/decode_hparams.h"
+#include "models/model_registry.h"
+#include "models/t2t_model.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/runtime.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/data/problem.h"
+#include "t2t/decode/beam_search.h"
+#include "t2t/decode/decoder.h"
+#include "t2t/text/text_encoder.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  int64_t beam_size = 4;
+  int64_t batch_size = 32;
+  double alpha = 0.6;
+  int64_t extra_length = 100;
+  int64_t warmup_batches = 1;
+  std::string write_ids;
+  std::string profile;
+};
+
+// The model and the source ids it decodes.
+struct Workload {
+  std::shared_ptr<t2t::T2TModel> model;
+  t2t::HParams hparams;
+  std::vector<std::vector<int64_t>> sources;  // each ending in EOS
+  std::string name;                           // for the JSON line
+};
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+double peak_rss_mib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A trained run decoding the non-empty lines of `source` (at most `limit`),
+// encoded as t2t-decoder encodes them (same stripping, truncation, EOS).
+Workload trained(const std::string& output_dir, const std::string& data_dir,
+                 const std::string& problem_name, const std::string& source, int64_t limit) {
+  const std::string saved = (fs::path(output_dir) / "hparams.yaml").string();
+  if (!fs::exists(saved)) throw t2t::Error(saved + " not found: train a model there first");
+  Workload w;
+  w.hparams = t2t::HParams::from_yaml_file(saved);
+  auto problem = t2t::create_problem(problem_name);
+  auto loaded = t2t::load_for_decoding(*problem, "transformer", w.hparams, data_dir, output_dir,
+                                       "", torch::kCPU);
+  w.model = loaded.model;
+  w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded.step);
+  const auto options = t2t::decode_options(t2t::default_decode_hparams(), w.hparams);
+  t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options);
+  std::ifstream in(source);
+  if (!in) throw t2t::Error("cannot read --source=" + source);
+  int64_t line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    auto ids = decoder.encode_source(line, source + " line " + std::to_string(line_no));
+    if (ids.empty()) continue;
+    w.sources.push_back(std::move(ids));
+    if (limit > 0 && static_cast<int64_t>(w.sources.size()) >= limit) break;
+  }
+  if (w.sources.empty()) throw t2t::Error("--source=" + source + " has no non-empty line");
+  return w;
+}
+
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+};
+
+// An untrained model (shared vocabulary) and `count` synthetic sources of
+// 10..30 ids + EOS. Such a model rarely emits EOS, so its sentences run to
+// their decode length: the same lengths on both sides without training.
+Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, int64_t count) {
+  Workload w;
+  w.hparams = t2t::resolve_hparams(set_name, "", "");
+  t2t::seed_everything(seed);
+  w.model = t2t::model_registry().get("transformer")(w.hparams, t2t::FeatureInfo{vocab, vocab, true});
+  w.model->eval();
+  w.name = set_name + "-untrained";
+  SplitMix64 rng{seed};
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<int64_t> ids(rng.uniform(10, 30));
+    for (auto& id : ids) id = rng.uniform(2, vocab - 1);
+    ids.push_back(t2t::kEosId);
+    w.sources.push_back(std::move(ids));
+  }
+  return w;
+}
+
+// --- export for the reference ---------------------------------------------
+
+void write_export(const Workload& w, const std::string& dir) {
+  fs::create_directories(dir);
+  std::ofstream bin(fs::path(dir) / "weights.bin", std::ios::binary);
+  std::ostringstream index;
+  int64_t offset = 0;
+  bool first = true;
+  for (const auto& item : w.model->named_parameters()) {
+    const auto t = item.value().detach().to(torch::kCPU, torch::kFloat).contiguous();
+    bin.write(reinterpret_cast<const char*>(t.data_ptr<float>()),
+              static_cast<std::streamsize>(t.numel() * sizeof(float)));
+    index << (first ? "" : ",\n    ") << "{\"name\": " << json_string(item.key())
+          << ", \"offset\": " << offset << ", \"shape\": [";
+    for (int64_t d = 0; d < t.dim(); ++d) index << (d ? ", " : "") << t.size(d);
+    index << "]}";
+    offset += t.numel();
+    first = false;
+  }
+  if (!bin) throw t2t::Error("could not write " + (fs::path(dir) / "weights.bin").string());
+
+  // Only what the architecture reads; the reference refuses values it does
+  // not implement rather than silently decode another model.
+  const auto& hp = w.hparams;
+  auto int_or = [&](const char* name, int64_t fallback) {
+    return hp.has(name) ? hp.get_int(name) : fallback;
+  };
+  std::ostringstream m;
+  m.precision(17);
+  m << "{\n  \"name\": " << json_string(w.name) << ",\n  \"hparams\": {"
+    << "\"hidden_size\": " << hp.get_int("hidden_size")
+    << ", \"filter_size\": " << hp.get_int("filter_size")
+    << ", \"num_heads\": " << hp.get_int("num_heads")
+    << ", \"attention_key_channels\": " << int_or("attention_key_channels", 0)
+    << ", \"attention_value_channels\": " << int_or("attention_value_channels", 0)
+    << ", \"norm_type\": " << json_string(hp.get_string("norm_type"))
+    << ", \"norm_epsilon\": " << hp.get_float("norm_epsilon")
+    << ", \"layer_preprocess_sequence\": " << json_string(hp.get_string("layer_preprocess_sequence"))
+    << ", \"layer_postprocess_sequence\": "
+    << json_string(hp.get_string("layer_postprocess_sequence"))
+    << ", \"multiply_embedding_mode\": " << json_string(hp.get_string("multiply_embedding_mode"))
+    << ", \"pos\": " << json_string(hp.has("pos") ? hp.get_string("pos") : "timing") << "},\n"
+    << "  \"tensors\": [\n    " << index.str() << "\n  ]\n}\n";
+  std::ofstream(fs::path(dir) / "model.json") << m.str();
+
+  std::ofstream src(fs::path(dir) / "sources.json");
+  src << "[";
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    src << (i ? ",\n " : "") << "[";
+    for (size_t j = 0; j < w.sources[i].size(); ++j) src << (j ? ", " : "") << w.sources[i][j];
+    src << "]";
+  }
+  src << "]\n";
+}
+
+// --- decoding ------------------------------------------------------------------
+
+// Sum over sentences of sum_i id_i * (i + 1) of the source ids: equal on both
+// sides when they decode the same inputs.
+int64_t fingerprint(const std::vector<std::vector<int64_t>>& rows) {
+  int64_t total = 0, i = 0;
+  for (const auto& r : rows)
+    for (int64_t id : r) total += id * ++i;
+  return total;
+}
+
+// Decoder::translate's batches: sentence indices, longest first (stable).
+std::vector<std::vector<int64_t>> batches_of(const std::vector<std::vector<int64_t>>& sources,
+                                             int64_t batch_size) {
+  std::vector<int64_t> order(sources.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return sources[a].size() > sources[b].size(); });
+  std::vector<std::vector<int64_t>> batches;
+  for (size_t s = 0; s < order.size(); s += batch_size)
+    batches.emplace_back(order.begin() + s,
+                         order.begin() + std::min(order.size(), s + static_cast<size_t>(batch_size)));
+  return batches;
+}
+
+torch::Tensor padded(const std::vector<std::vector<int64_t>>& sources,
+                     const std::vector<int64_t>& rows) {
+  size_t width = 0;
+  for (int64_t r : rows) width = std::max(width, sources[r].size());
+  auto t = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
+                        torch::kLong);
+  auto a = t.accessor<int64_t, 2>();
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < sources[rows[i]].size(); ++j) a[i][j] = sources[rows[i]][j];
+  return t;
+}
+
+class Profile {
+ public:
+  explicit Profile(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    namespace prof = torch::profiler::impl;
+    const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+    torch::autograd::profiler::prepareProfiler(config, cpu);
+    torch::autograd::profiler::enableProfiler(config, cpu);
+  }
+  void finish() {
+    if (path_.empty()) return;
+    torch::autograd::profiler::disableProfiler()->save(path_);
+    path_.clear();
+  }
+
+ private:
+  std::string path_;
+};
+
+void run(Workload& w, const Options& opt, int threads) {
+  t2t::SearchOptions search;
+  search.beam_size = opt.beam_size;
+  search.alpha = opt.alpha;
+  search.extra_length = opt.extra_length;
+  const auto batches = batches_of(w.sources, opt.batch_size);
+  std::vector<torch::Tensor> inputs;
+  for (const auto& b : batches) inputs.push_back(padded(w.sources, b));
+  w.model->eval();
+
+  const t2t::Stopwatch warmup_clock;
+  for (int64_t i = 0; i < opt.warmup_batches && i < static_cast<int64_t>(inputs.size()); ++i)
+    t2t::beam_search(*w.model, inputs[i], search);
+  const double warmup_s = warmup_clock.seconds();
+
+  std::vector<t2t::Hypothesis> results(w.sources.size());
+  t2t::SearchStats stats;
+  Profile profile(opt.profile);
+  const t2t::Stopwatch clock;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    auto out = t2t::beam_search(*w.model, inputs[i], search, &stats);
+    for (size_t r = 0; r < batches[i].size(); ++r)
+      if (!out[r].empty()) results[batches[i][r]] = std::move(out[r][0]);
+  }
+  const double seconds = clock.seconds();
+  profile.finish();
+
+  int64_t input_tokens = 0, output_tokens = 0, finished = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    input_tokens += static_cast<int64_t>(w.sources[i].size());
+    output_tokens += static_cast<int64_t>(results[i].ids.size()) + (results[i].finished ? 1 : 0);
+    finished += results[i].finished ? 1 : 0;
+  }
+  if (!opt.write_ids.empty()) {
+    std::ofstream ids(opt.write_ids);
+    for (const auto& r : results) {
+      for (size_t j = 0; j < r.ids.size(); ++j) ids << (j ? " " : "") << r.ids[j];
+      ids << '\n';
+    }
+    if (!ids) throw t2t::Error("could not write --write_ids=" + opt.write_ids);
+  }
+
+  const double n = static_cast<double>(w.sources.size());
+  std::ostringstream o;
+  o.precision(10);
+  o << "{\"side\": \"t2t\", \"model\": " << json_string(w.name) << ", \"beam_size\": "
+    << opt.beam_size << ", \"batch_size\": " << opt.batch_size << ", \"alpha\": " << opt.alpha
+    << ", \"extra_length\": " << opt.extra_length << ", \"threads\": " << threads
+    << ", \"sentences\": " << w.sources.size() << ", \"input_tokens\": " << input_tokens
+    << ", \"output_tokens\": " << output_tokens << ", \"finished\": " << finished
+    << ", \"decoder_steps\": " << stats.steps << ", \"row_steps\": " << stats.row_steps
+    << ", \"warmup_s\": " << warmup_s << ", \"seconds\": " << seconds
+    << ", \"sentences_per_s\": " << n / seconds
+    << ", \"output_tokens_per_s\": " << output_tokens / seconds
+    << ", \"peak_rss_mib\": " << peak_rss_mib() << ", \"sources\": " << fingerprint(w.sources)
+    << ", \"torch\": \"" << TORCH_VERSION << "\", \"omp_wait_policy\": "
+    << json_string(env_or_empty("OMP_WAIT_POLICY"))
+    << ", \"preload\": " << json_string(basename(env_or_empty("LD_PRELOAD"))) << "}";
+  std::cout << o.str() << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  t2t::ensure_runtime_environment(argc, argv);
+  cxxopts::Options options("t2t-bench-decode",
+                           "Decodes sentences through t2t::beam_search and prints one JSON line "
+                           "of speed figures.");
+  options.add_options()  //
+      ("output_dir", "A trained run: hparams.yaml and its latest checkpoint.",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("data_dir", "The problem's vocabularies (with --output_dir).",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("problem", "The run's problem.",
+       cxxopts::value<std::string>()->default_value("translate_enzh_sample"))  //
+      ("source", "Source sentences, one a line (with --output_dir).",
+       cxxopts::value<std::string>()->default_value("data/sample/dev.en"))  //
+      ("hparams_set", "Instead of --output_dir: an untrained model of this set decoding "
+                      "synthetic ids.",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("vocab", "Vocabulary of the untrained model.",
+       cxxopts::value<int64_t>()->default_value("8000"))  //
+      ("seed", "Seed of the untrained model and its inputs.",
+       cxxopts::value<uint64_t>()->default_value("1"))  //
+      ("max_sentences", "Decode at most this many sources (0: all; 200 synthetic ones for an "
+                        "untrained model).",
+       cxxopts::value<int64_t>()->default_value("0"))  //
+      ("beam_size", "1: greedy.", cxxopts::value<int64_t>()->default_value("4"))  //
+      ("batch_size", "Sentences per batch.", cxxopts::value<int64_t>()->default_value("32"))  //
+      ("alpha", "Length penalty exponent.", cxxopts::value<double>()->default_value("0.6"))  //
+      ("extra_length", "Output tokens allowed beyond the input length.",
+       cxxopts::value<int64_t>()->default_value("100"))  //
+      ("warmup_batches", "Untimed batches first.",
+       cxxopts::value<int64_t>()->default_value("1"))  //
+      ("threads", "Intra-op threads; 0: all cores.", cxxopts::value<int>()->default_value("0"))  //
+      ("export_dir", "Write model.json, weights.bin and sources.json here for the reference, "
+                     "and decode nothing.",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("write_ids", "Write the best hypothesis' ids, one sentence a line, in source order.",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("profile", "Write a chrome trace of the timed decoding here (slows it).",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("h,help", "Print this help.");
+  try {
+    const auto flags = options.parse(argc, argv);
+    if (flags.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    const int threads = t2t::set_num_threads(flags["threads"].as<int>());
+    const int64_t limit = flags["max_sentences"].as<int64_t>();
+    Workload w;
+    if (!flags["hparams_set"].as<std::string>().empty()) {
+      w = untrained(flags["hparams_set"].as<std::string>(), flags["vocab"].as<int64_t>(),
+                    flags["seed"].as<uint64_t>(), limit > 0 ? limit : 200);
+    } else {
+      if (flags["output_dir"].as<std::string>().empty() || flags["data_dir"].as<std::string>().empty())
+        throw t2t::Error("give --output_dir and --data_dir (a trained run), or --hparams_set");
+      w = trained(flags["output_dir"].as<std::string>(), flags["data_dir"].as<std::string>(),
+                  flags["problem"].as<std::string>(), flags["source"].as<std::string>(), limit);
+    }
+    if (!flags["export_dir"].as<std::string>().empty()) {
+      write_export(w, flags["export_dir"].as<std::string>());
+      return 0;
+    }
+    Options opt;
+    opt.beam_size = flags["beam_size"].as<int64_t>();
+    opt.batch_size = flags["batch_size"].as<int64_t>();
+    opt.alpha = flags["alpha"].as<double>();
+    opt.extra_length = flags["extra_length"].as<int64_t>();
+    opt.warmup_batches = flags["warmup_batches"].as<int64_t>();
+    opt.write_ids = flags["write_ids"].as<std::string>();
+    opt.profile = flags["profile"].as<std::string>();
+    if (opt.batch_size < 1) throw t2t::Error("--batch_size must be >= 1");
+    run(w, opt, threads);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "t2t-bench-decode: " << e.what() << std::endl;
+    return 1;
+  }
+}
