@@ -25,9 +25,12 @@ def main():
             r["side"] = "t2t+" + r["preload"].split(".so")[0].replace("lib", "", 1)
     sets = list(dict.fromkeys(r["hparams_set"] for r in rows))
     sides = list(dict.fromkeys(r["side"] for r in rows))
+    # The machine's peak is the best GEMM rate any process measured: one
+    # process's own figure drops whenever something else takes a core.
+    peak = max(r["peak_matmul_flops_per_s"] for r in rows)
     ok = True
-    print("| set | side | runs | params | target tok/s | GFLOP/s | % of matmul peak (GFLOP/s) "
-          "| peak RSS MiB | CPU s/step | ÷ PyTorch eager | target |")
+    print("| set | side | runs | params | target tok/s | GFLOP/s | %% of matmul peak (%.0f GFLOP/s) " % (peak / 1e9)
+          + "| peak RSS MiB | CPU s/step | ÷ PyTorch eager | target |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for s in sets:
         by_side = {side: [r for r in rows if r["hparams_set"] == s and r["side"] == side]
@@ -50,11 +53,10 @@ def main():
                 target = "≥ %.1f×" % ratio_target
                 if peak_target:
                     target += ", ≥ %d%% of peak" % (100 * peak_target)
-            print("| %s | %s | %d | %s | %.0f | %.1f | %.1f%% (%.0f) | %.0f | %.2f | %s | %s |" % (
+            print("| %s | %s | %d | %s | %.0f | %.1f | %.1f%% | %.0f | %.2f | %s | %s |" % (
                 s.replace("transformer_", ""), side, len(runs), f"{runs[0]['params']:,}",
                 median(runs, "target_tokens_per_s"), median(runs, "flops_per_s") / 1e9,
-                100 * median(runs, "fraction_of_peak"),
-                median(runs, "peak_matmul_flops_per_s") / 1e9, median(runs, "peak_rss_mib"),
+                100 * median(runs, "flops_per_s") / peak, median(runs, "peak_rss_mib"),
                 statistics.median(r["cpu_seconds"] / r["steps"] for r in runs), ratio, target))
     sys.exit(0 if ok else 1)
 
