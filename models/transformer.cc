@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "models/model_registry.h"
 #include "t2t/core/error.h"
@@ -27,6 +28,25 @@ void require(const HParams& hp, const std::string& name, const std::string& supp
 int64_t layers_or_default(const HParams& hp, const std::string& name) {
   const int64_t n = hp.has(name) ? hp.get_int(name) : 0;
   return n > 0 ? n : hp.get_int("num_hidden_layers");
+}
+
+// The decoding state of start_decoding(): the generic one, with the memory
+// of the decoder layers shared by groups of consecutive rows.
+struct TransformerDecoderState : DecoderState {
+  int64_t group = 1;          // rows per row of the memory keys/values
+  torch::Tensor memory_mask;  // [batch / group, 1, 1, input_len] bool
+};
+
+// The largest of `candidates` (descending) by which rows of `source`
+// [rows] can be cut into blocks of one value each.
+int64_t uniform_block(const torch::Tensor& source, const std::vector<int64_t>& candidates) {
+  for (int64_t g : candidates) {
+    if (g <= 1) return 1;
+    if (source.size(0) % g != 0) continue;
+    const auto blocks = source.reshape({-1, g});
+    if (torch::equal(blocks, blocks.select(1, 0).unsqueeze(1).expand_as(blocks))) return g;
+  }
+  return 1;
 }
 
 }  // namespace
@@ -184,13 +204,56 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
     throw Error("incremental decoding needs causal_decoder_self_attention=true.");
   }
   torch::NoGradGuard no_grad;
-  auto state = std::make_unique<DecoderState>();
-  std::tie(state->encoder_output, state->encoder_padding) = encode(inputs);
+  auto state = std::make_unique<TransformerDecoderState>();
+  torch::Tensor memory;
+  std::tie(memory, state->encoder_padding) = encode(inputs);
+  state->memory_mask = attention_mask_from_padding(state->encoder_padding);
   state->layers.resize(decoder_.size());
   for (size_t i = 0; i < decoder_.size(); ++i) {
-    decoder_[i]->start_decoding(state->encoder_output, state->layers[i]);
+    decoder_[i]->start_decoding(memory, state->layers[i]);
   }
+  // Reordered at every beam step and read for its batch size only.
+  state->encoder_output = memory.narrow(1, 0, 0);
   return state;
+}
+
+void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) {
+  auto* state = dynamic_cast<TransformerDecoderState*>(&base);
+  if (!state) return T2TModel::reorder_state(base, index);
+  torch::NoGradGuard no_grad;
+  const auto idx = index.to(state->encoder_padding.device(), torch::kLong);
+  const int64_t rows = state->batch_size(), new_rows = idx.size(0);
+  state->encoder_output = state->encoder_output.index_select(0, idx);
+  state->encoder_padding = state->encoder_padding.index_select(0, idx);
+  // Self-attention caches are reordered whole, unused capacity included, so
+  // that the next step still appends in place.
+  for (auto& layer : state->layers) {
+    if (layer.self_keys.defined()) {
+      layer.self_keys = layer.self_keys.index_select(0, idx);
+      layer.self_values = layer.self_values.index_select(0, idx);
+    }
+  }
+  // The memory row each new row reads. Blocks of rows reading one memory
+  // row share it: making beams (the batch grows by a factor), reordering
+  // beams within their sentence (the grouping stays) and dropping whole
+  // sentences (it stays too) copy no memory, or only the rows kept.
+  const int64_t g = state->group;
+  const auto source = g == 1 ? idx : idx.div(g, "floor");
+  std::vector<int64_t> candidates{g};
+  if (rows > 0 && new_rows > rows && new_rows % rows == 0)
+    candidates.insert(candidates.begin(), g * (new_rows / rows));
+  const int64_t group = uniform_block(source, candidates);
+  const auto kept = group == 1 ? source : source.reshape({-1, group}).select(1, 0).contiguous();
+  const int64_t memory_rows = state->memory_mask.size(0);
+  if (!(kept.size(0) == memory_rows &&
+        torch::equal(kept, torch::arange(memory_rows, kept.options())))) {
+    state->memory_mask = state->memory_mask.index_select(0, kept);
+    for (auto& layer : state->layers) {
+      layer.memory_keys = layer.memory_keys.index_select(0, kept);
+      layer.memory_values = layer.memory_values.index_select(0, kept);
+    }
+  }
+  state->group = group;
 }
 
 torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor& last_ids) {
@@ -199,9 +262,12 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   torch::NoGradGuard no_grad;
   auto x = embed(target_embedding_, last_ids.reshape({-1, 1}));
   x = inverted_dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
-  const auto mask = attention_mask_from_padding(state.encoder_padding);
+  auto* own = dynamic_cast<TransformerDecoderState*>(&state);
+  const auto mask =
+      own ? own->memory_mask : attention_mask_from_padding(state.encoder_padding);
+  const int64_t group = own ? own->group : 1;
   for (size_t i = 0; i < decoder_.size(); ++i) {
-    x = decoder_[i]->step(x, state.layers[i], state.length, mask);
+    x = decoder_[i]->step(x, state.layers[i], state.length, mask, group);
   }
   x = decoder_final_(torch::Tensor(), x);
   ++state.length;

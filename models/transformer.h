@@ -21,8 +21,16 @@ class Transformer : public T2TModel {
   Transformer(const HParams& hparams, const FeatureInfo& features);
 
   torch::Tensor forward(const torch::Tensor& inputs, const torch::Tensor& targets) override;
+  // The state start_decoding() returns differs from the generic one in two
+  // ways that make beam search cheaper; decode_step() and reorder_state()
+  // know both. Its encoder_output keeps the batch's rows but none of the
+  // positions ([batch, 0, hidden]): the decoder layers hold the keys and
+  // values they need. Its memory keys/values and their mask have one row per
+  // `group` consecutive rows of the batch (the beams of one sentence), so
+  // reordering beams copies only the self-attention caches.
   std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) override;
   torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
+  void reorder_state(DecoderState& state, const torch::Tensor& index) override;
 
   // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
   // and padding [batch, input_len] (bool, true at padding).

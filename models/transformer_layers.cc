@@ -259,6 +259,20 @@ torch::Tensor MultiheadAttentionImpl::memory_attention(const torch::Tensor& x,
   return attend(split_heads(q_->forward(x)), keys, values, mask, false);
 }
 
+torch::Tensor MultiheadAttentionImpl::memory_attention_step(const torch::Tensor& x,
+                                                            const torch::Tensor& keys,
+                                                            const torch::Tensor& values,
+                                                            const torch::Tensor& mask,
+                                                            int64_t group) {
+  const int64_t rows = x.size(0);
+  TORCH_CHECK(x.size(1) == 1 && rows == keys.size(0) * group,
+              "memory_attention_step: ", rows, " rows of one position for ", keys.size(0),
+              " memory rows of ", group);
+  // [rows, 1, heads * depth] -> [memory rows, heads, group, depth]
+  auto q = q_->forward(x).view({keys.size(0), group, num_heads_, -1}).transpose(1, 2);
+  return attend(q, keys, values, mask, false).view({rows, 1, -1});
+}
+
 torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x,
                                                           torch::Tensor& keys,
                                                           torch::Tensor& values, int64_t length) {
@@ -334,12 +348,12 @@ void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerC
 }
 
 torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
-                                     const torch::Tensor& memory_mask) {
+                                     const torch::Tensor& memory_mask, int64_t group) {
   auto y = self_attention_->self_attention_step(pre_self_(torch::Tensor(), x), cache.self_keys,
                                                 cache.self_values, length);
   x = post_self_(x, y);
-  y = memory_attention_->memory_attention(pre_memory_(torch::Tensor(), x), cache.memory_keys,
-                                          cache.memory_values, memory_mask);
+  y = memory_attention_->memory_attention_step(pre_memory_(torch::Tensor(), x), cache.memory_keys,
+                                               cache.memory_values, memory_mask, group);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);

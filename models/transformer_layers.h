@@ -98,6 +98,15 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   torch::Tensor memory_attention(const torch::Tensor& x, const torch::Tensor& keys,
                                  const torch::Tensor& values, const torch::Tensor& mask);
 
+  // One decoding step where `group` consecutive rows of x [rows, 1, hidden]
+  // share a row of keys/values [rows / group, heads, memory_length, depth]
+  // and of mask [rows / group, 1, 1, memory_length] (the beams of one
+  // sentence): they attend as `group` queries of that row, so the memory is
+  // neither copied per beam nor read once per beam.
+  torch::Tensor memory_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
+                                      const torch::Tensor& values, const torch::Tensor& mask,
+                                      int64_t group);
+
   // One decoding step, x [batch, 1, hidden]: writes its key and value at
   // position `length` of the caches (growing them when full) and attends to
   // positions [0, length].
@@ -161,9 +170,11 @@ class DecoderLayerImpl : public torch::nn::Module {
   // Fills cache.memory_keys / memory_values from the encoder output.
   void start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache);
 
-  // Position `length` alone: x [batch, 1, hidden].
+  // Position `length` alone: x [batch, 1, hidden]. The cache's memory
+  // keys/values and memory_mask [batch / group, 1, 1, input_length] have one
+  // row per `group` consecutive rows of x (see memory_attention_step).
   torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
-                     const torch::Tensor& memory_mask);
+                     const torch::Tensor& memory_mask, int64_t group = 1);
 
  private:
   bool causal_;
