@@ -171,6 +171,20 @@ if(CAFFE2_USE_CUDA)
     message(WARNING "t2t: nccl.h not found: multi-process training on CUDA will be refused")
   endif()
 endif()
+# glibc's malloc hands the large activation buffers of every step back to
+# the OS and faults them in again on the next; tcmalloc keeps them. It only
+# replaces malloc when the executable itself links it (ahead of libc), so
+# the binaries link it, not libt2t. Optional: without it t2t is slower.
+find_library(T2T_TCMALLOC NAMES tcmalloc_minimal libtcmalloc_minimal.so.4)
+add_library(t2t_malloc INTERFACE)
+if(T2T_TCMALLOC)
+  target_link_libraries(t2t_malloc INTERFACE
+    "-Wl,--push-state,--no-as-needed" "${T2T_TCMALLOC}" "-Wl,--pop-state")
+  message(STATUS "t2t: binaries use tcmalloc (${T2T_TCMALLOC})")
+else()
+  message(WARNING "t2t: tcmalloc not found; training and decoding are slower with glibc's "
+                  "malloc. ${T2T_APT_HINT} libtcmalloc-minimal4")
+endif()
 message(STATUS "t2t: data parallel via c10d: ${T2T_DISTRIBUTED_DEFINITIONS}")
 
 set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)

@@ -2,11 +2,13 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
+#include "t2t/train/fused_adam.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
 
@@ -111,15 +113,28 @@ TEST_CASE("the smoothed loss equals the explicit soft-target form on random data
   const int64_t B = 3, T = 5, V = 50;
   torch::Tensor logits = torch::randn({B, T, V}, torch::kDouble) * 3;
   torch::Tensor labels = torch::randint(0, V, {B, T}, torch::kLong);
-  const double ls = 0.1, conf = 0.9, low = ls / (V - 1);
-  torch::Tensor soft = torch::full({B, T, V}, low, torch::kDouble);
-  soft.scatter_(-1, labels.unsqueeze(-1), conf);
-  const double normalizing = -(conf * std::log(conf) + (V - 1) * low * std::log(low + 1e-20));
-  torch::Tensor xent = -(soft * torch::log_softmax(logits, -1)).sum(-1) - normalizing;
-  torch::Tensor w = labels.ne(0).to(torch::kDouble);
-  t2t::LossSum got = t2t::smoothed_cross_entropy(logits, labels, ls);
-  CHECK(scalar(got.loss_sum) == Approx(scalar((xent * w).sum())).epsilon(1e-10));
-  CHECK(scalar(got.weight_sum) == scalar(w.sum()));
+  // 0.1 goes through PyTorch's fused loss, 0.99 (beyond (V-1)/V) through the
+  // written-out form: both must equal the definition, values and gradients.
+  for (double ls : {0.0, 0.1, 0.99}) {
+    INFO("label_smoothing " << ls);
+    const double conf = 1.0 - ls, low = ls / (V - 1);
+    torch::Tensor soft = torch::full({B, T, V}, low, torch::kDouble);
+    soft.scatter_(-1, labels.unsqueeze(-1), conf);
+    const double normalizing = -((conf > 0 ? conf * std::log(conf) : 0.0) +
+                                 (V - 1) * low * std::log(low + 1e-20));
+    torch::Tensor x1 = logits.clone().requires_grad_(true);
+    torch::Tensor xent = -(soft * torch::log_softmax(x1, -1)).sum(-1) - normalizing;
+    torch::Tensor w = labels.ne(0).to(torch::kDouble);
+    torch::Tensor want = (xent * w).sum();
+    want.backward();
+    torch::Tensor x2 = logits.clone().requires_grad_(true);
+    t2t::LossSum got = t2t::smoothed_cross_entropy(x2, labels, ls);
+    got.loss_sum.backward();
+    CHECK(scalar(got.loss_sum) == Approx(scalar(want)).epsilon(1e-10));
+    CHECK(scalar(got.weight_sum) == scalar(w.sum()));
+    CHECK(torch::allclose(x1.grad(), x2.grad(), 1e-9, 1e-12));
+  }
+  const double ls = 0.1;
   // Half-precision logits are computed in float32.
   t2t::LossSum half = t2t::smoothed_cross_entropy(logits.to(torch::kBFloat16), labels, ls);
   CHECK(half.loss_sum.scalar_type() == torch::kFloat);
@@ -250,4 +265,52 @@ TEST_CASE("an unknown factor names itself and the known ones", "[lr]") {
   CHECK(t2t::learning_rate(hp, 750) == Approx(2.0 * 0.5));
   CHECK_NOTHROW(t2t::check_learning_rate_schedule(named("transformer_base")));
   CHECK_NOTHROW(t2t::check_learning_rate_schedule(named("transformer_base_v1")));
+}
+
+TEST_CASE("the fused Adam step equals LibTorch's Adam and shares its state", "[optimizer]") {
+  torch::manual_seed(11);
+  std::vector<torch::Tensor> init = {torch::randn({7, 5}), torch::randn({5}), torch::randn({3, 2, 4})};
+  auto clone_all = [&] {
+    std::vector<torch::Tensor> out;
+    for (const auto& t : init) out.push_back(t.clone().requires_grad_(true));
+    return out;
+  };
+  auto a = clone_all(), b = clone_all();
+  auto opts = torch::optim::AdamOptions(1e-2).betas({0.9, 0.997}).eps(1e-9).weight_decay(0.01);
+  torch::optim::Adam plain(a, opts);
+  t2t::FusedAdam fused(b, opts);
+  for (int step = 0; step < 5; ++step) {
+    for (size_t i = 0; i < init.size(); ++i) {
+      const torch::Tensor g = torch::randn_like(init[i]);
+      a[i].mutable_grad() = g.clone();
+      b[i].mutable_grad() = g.clone();
+    }
+    // Now and then a parameter without a gradient: both leave it alone.
+    if (step == 2) {
+      a[1].mutable_grad() = torch::Tensor();
+      b[1].mutable_grad() = torch::Tensor();
+    }
+    plain.step();
+    fused.step();
+    for (size_t i = 0; i < init.size(); ++i) {
+      INFO("step " << step << ", tensor " << i);
+      CHECK(torch::allclose(a[i], b[i], 1e-6, 1e-7));
+    }
+  }
+  CHECK_FALSE(torch::allclose(a[0], init[0]));
+  // Its state is Adam's: saved from one, it loads into the other.
+  torch::serialize::OutputArchive out;
+  fused.save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  torch::serialize::InputArchive in;
+  std::istringstream read(bytes.str());
+  in.load_from(read);
+  auto c = clone_all();
+  torch::optim::Adam restored(c, opts);
+  restored.load(in);
+  const auto& s = static_cast<torch::optim::AdamParamState&>(
+      *restored.state().at(c[0].unsafeGetTensorImpl()));
+  CHECK(s.step() == 5);
+  CHECK(s.exp_avg().abs().sum().item<double>() > 0);
 }

@@ -62,17 +62,26 @@ LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& label
       -((confidence > 0.0 ? confidence * std::log(confidence) : 0.0) +
         static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
 
+  const at::Tensor weight = ids.ne(0).sum().to(compute_type(logits));
+  // PyTorch's label smoothing gives eps/V to every class, the gold one
+  // included; T2T's gives label_smoothing/(V-1) to the others only. The two
+  // are the same targets for eps = label_smoothing * V/(V-1), and PyTorch's
+  // fused loss then saves several passes over [tokens, vocab] in backward.
+  const double eps = label_smoothing * static_cast<double>(vocab) / static_cast<double>(vocab - 1);
+  if (eps <= 1.0) {
+    const at::Tensor flat = logits.reshape({-1, vocab}).to(compute_type(logits));
+    const at::Tensor xent = at::cross_entropy_loss(flat, ids.reshape({-1}), {}, at::Reduction::Sum,
+                                                   /*ignore_index=*/0, eps);
+    return {xent - weight * normalizing, weight};
+  }
+  // Smoothing beyond (V-1)/V (more mass on every wrong id than on the gold
+  // one) has no PyTorch equivalent: written out.
   // Against soft targets q: xent = -sum_v q_v log p_v
-  //   = -(confidence * log p_gold + low * (sum_v log p_v - log p_gold)),
-  // which needs only the gold log-probability and the row sum.
+  //   = -(confidence * log p_gold + low * (sum_v log p_v - log p_gold)).
   const at::Tensor logp = at::log_softmax(logits, -1, compute_type(logits));
   const at::Tensor gold = logp.gather(-1, ids.unsqueeze(-1)).squeeze(-1);  // [B, T]
-  at::Tensor xent = gold.mul(-(confidence - low));
-  if (low != 0.0) xent = xent - logp.sum(-1).mul(low);
-  xent = xent - normalizing;
-
-  const at::Tensor weights = ids.ne(0).to(xent.scalar_type());
-  return {(xent * weights).sum(), weights.sum()};
+  at::Tensor xent = gold.mul(-(confidence - low)) - logp.sum(-1).mul(low) - normalizing;
+  return {(xent * ids.ne(0).to(xent.scalar_type())).sum(), weight};
 }
 
 AccuracyCounts padded_accuracy(const at::Tensor& logits, const at::Tensor& labels) {

@@ -12,6 +12,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/gradient_reducer.h"
+#include "t2t/train/fused_adam.h"
 #include "t2t/train/loss.h"
 
 namespace t2t {
@@ -55,7 +56,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const H
                   .betas({hp.get_float("optimizer_adam_beta1"), hp.get_float("optimizer_adam_beta2")})
                   .eps(hp.get_float("optimizer_adam_epsilon"))
                   .weight_decay(hp.get_float("weight_decay"));
-  return std::make_unique<torch::optim::Adam>(model.parameters(), opts);
+  return std::make_unique<FusedAdam>(model.parameters(), opts);
 }
 
 std::optional<c10::ScalarType> autocast_dtype(const std::string& mode, const c10::Device& device) {
