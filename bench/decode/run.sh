@@ -10,12 +10,13 @@
 # the same output ids on both sides (from the first run).
 #
 # The reference preloads tcmalloc (or jemalloc) when installed; ours runs as
-# t2t's binaries run, and once more with the same allocator preloaded (row
-# "t2t+tcmalloc_minimal") to show what that is worth to ours.
+# t2t's binaries run (linked with tcmalloc when the build found it; if not,
+# once more with the allocator preloaded, row "t2t+tcmalloc_minimal").
 #
 #   bench/decode/run.sh          # needs a built t2t (./tools/test.sh)
 # Environment: RUNS (3), THREADS (0: all cores), CONFIGS ("1x1 1x32 4x1 4x32",
-# beam x batch), T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch,
+# beam x batch), PASSES (timed passes over the sources per process; default
+# 5 at batch >= 8, else 1, so that each timing lasts a second or more), T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch,
 # as tools/setup.sh), WORK (/tmp/t2t_bench_decode), RUN_DIR (a trained run of
 # translate_enzh_sample to use instead of training one; DATA_DIR its data),
 # TRAIN_STEPS (1000), UNTRAINED (e.g. transformer_small: also decode with an
@@ -42,6 +43,8 @@ for lib in libtcmalloc_minimal.so.4 libtcmalloc.so.4 libjemalloc.so.2; do
   [ -n "$path" ] && { ALLOCATOR=$path; break; }
 done
 [ -n "$ALLOCATOR" ] || echo "no tcmalloc/jemalloc installed (apt-get install libtcmalloc-minimal4): both sides use glibc malloc"
+PRELOAD_ROW=$ALLOCATOR
+ldd "$BENCH" | grep -q tcmalloc && PRELOAD_ROW=""
 
 mkdir -p "$WORK/ids"
 PROBLEM=translate_enzh_sample
@@ -77,7 +80,9 @@ for run in $(seq "$RUNS"); do
     IFS='|' read -r name model_args extra <<<"$m"
     for config in $CONFIGS; do
       beam=${config%x*} batch=${config#*x}
-      common=(--beam_size="$beam" --batch_size="$batch" --extra_length="$extra" --threads="$THREADS")
+      passes=${PASSES:-$([ "$batch" -ge 8 ] && echo 5 || echo 1)}
+      common=(--beam_size="$beam" --batch_size="$batch" --extra_length="$extra" --threads="$THREADS"
+              --passes="$passes")
       ids() {
         local model
         model=$(tail -n 1 "$RESULTS" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["model"])')
@@ -87,14 +92,14 @@ for run in $(seq "$RUNS"); do
       # shellcheck disable=SC2086
       "$BENCH" $model_args "${common[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
       ids t2t
-      if [ -n "$ALLOCATOR" ]; then
+      if [ -n "$PRELOAD_ROW" ]; then
         # shellcheck disable=SC2086
-        LD_PRELOAD=$ALLOCATOR "$BENCH" $model_args "${common[@]}" >> "$RESULTS"
+        LD_PRELOAD=$PRELOAD_ROW "$BENCH" $model_args "${common[@]}" >> "$RESULTS"
       fi
       "$PYTHON" "$ROOT/bench/decode/reference_decode.py" --export_dir="$WORK/export-$name" \
         "${common[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
       ids pytorch
-      echo "run $run/$RUNS $name beam $beam batch $batch: $(tail -n "$((2 + (${#ALLOCATOR} > 0 ? 1 : 0)))" "$RESULTS" \
+      echo "run $run/$RUNS $name beam $beam batch $batch: $(tail -n "$((2 + (${#PRELOAD_ROW} > 0 ? 1 : 0)))" "$RESULTS" \
         | "$PYTHON" -c 'import json,sys; print(", ".join("%s%s %.1f sentences/s" % (r["side"], "+" + r["preload"] if r["side"] == "t2t" and r["preload"] else "", r["sentences_per_s"]) for r in map(json.loads, sys.stdin)))')"
     done
   done
