@@ -78,6 +78,14 @@ std::string env_or_empty(const char* name) {
 
 std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+// User + system CPU seconds of this process so far (all threads).
+double cpu_seconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
 double peak_rss_mib() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -285,6 +293,7 @@ void run(Workload& w, const Options& opt, int threads) {
   std::vector<t2t::Hypothesis> results(w.sources.size());
   t2t::SearchStats stats;
   Profile profile(opt.profile);
+  const double cpu0 = cpu_seconds();
   const t2t::Stopwatch clock;
   for (int64_t pass = 0; pass < opt.passes; ++pass) {
     for (size_t i = 0; i < batches.size(); ++i) {
@@ -294,6 +303,7 @@ void run(Workload& w, const Options& opt, int threads) {
     }
   }
   const double seconds = clock.seconds() / static_cast<double>(opt.passes);
+  const double cpu = (cpu_seconds() - cpu0) / static_cast<double>(opt.passes);
   profile.finish();
 
   int64_t input_tokens = 0, output_tokens = 0, finished = 0;
@@ -321,7 +331,7 @@ void run(Workload& w, const Options& opt, int threads) {
     << ", \"output_tokens\": " << output_tokens << ", \"finished\": " << finished
     << ", \"decoder_steps\": " << stats.steps << ", \"row_steps\": " << stats.row_steps
     << ", \"passes\": " << opt.passes << ", \"warmup_s\": " << warmup_s
-    << ", \"seconds\": " << seconds
+    << ", \"seconds\": " << seconds << ", \"cpu_seconds\": " << cpu
     << ", \"sentences_per_s\": " << n / seconds
     << ", \"output_tokens_per_s\": " << output_tokens / seconds
     << ", \"peak_rss_mib\": " << peak_rss_mib() << ", \"sources\": " << fingerprint(w.sources)

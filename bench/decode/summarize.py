@@ -1,8 +1,9 @@
 """Turns the JSON lines of t2t-bench-decode and reference_decode.py into the
 benchmark's table: medians over the runs of each side per (model, beam,
-batch), ours / PyTorch, peak RSS, and how often the two sides' best
-hypotheses are the same ids. Exits non-zero when the sides did not decode
-the same sources.
+batch), ours / PyTorch in wall-clock rate and in CPU time (user + system of
+the timed decoding, far less disturbed by other load on the machine), peak
+RSS, and how often the two sides' best hypotheses are the same ids. Exits
+non-zero when the sides did not decode the same sources.
 
   summarize.py results.jsonl [IDS_DIR]
 
@@ -46,9 +47,10 @@ def main():
     configs = list(dict.fromkeys((r["model"], r["beam_size"], r["batch_size"]) for r in rows))
     sides = list(dict.fromkeys(r["side"] for r in rows))
     ok = True
-    print("| model | beam | batch | side | runs | sentences/s | output tokens/s | peak RSS MiB "
-          "| ÷ PyTorch | same ids | target |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | beam | batch | side | runs | sentences/s | output tokens/s "
+          "| sentences per CPU-second | peak RSS MiB | ÷ PyTorch (wall) | ÷ PyTorch (CPU) "
+          "| same ids | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model, beam, batch in configs:
         by_side = {s: [r for r in rows if (r["model"], r["beam_size"], r["batch_size"], r["side"])
                        == (model, beam, batch, s)] for s in sides}
@@ -57,9 +59,10 @@ def main():
         for side, runs in by_side.items():
             if not runs:
                 continue
-            ratio = target = agree = ""
+            ratio = cpu_ratio = target = agree = ""
             if ref and side != "pytorch":
                 ratio = "%.2f×" % (median(runs, "sentences_per_s") / median(ref, "sentences_per_s"))
+                cpu_ratio = "%.2f×" % (median(ref, "cpu_seconds") / median(runs, "cpu_seconds"))
                 if runs[0]["sources"] != ref[0]["sources"]:
                     print("MISMATCH %s beam %d batch %d: %s decoded sources %d, pytorch %d" % (
                         model, beam, batch, side, runs[0]["sources"], ref[0]["sources"]),
@@ -70,10 +73,11 @@ def main():
                     agree = "%d/%d" % same
                 if (beam, batch) in TARGET:
                     target = "≥ %.1f×" % TARGET[(beam, batch)]
-            print("| %s | %d | %d | %s | %d | %.1f | %.0f | %.0f | %s | %s | %s |" % (
+            print("| %s | %d | %d | %s | %d | %.1f | %.0f | %.1f | %.0f | %s | %s | %s | %s |" % (
                 model, beam, batch, side, len(runs), median(runs, "sentences_per_s"),
-                median(runs, "output_tokens_per_s"), median(runs, "peak_rss_mib"), ratio, agree,
-                target))
+                median(runs, "output_tokens_per_s"),
+                runs[0]["sentences"] / median(runs, "cpu_seconds"), median(runs, "peak_rss_mib"),
+                ratio, cpu_ratio, agree, target))
     sys.exit(0 if ok else 1)
 
 
