@@ -37,6 +37,7 @@
 #include <cxxopts.hpp>
 
 #include "hparams/decode_hparams.h"
+#include "bench/bench_util.h"
 #include "models/model_registry.h"
 #include "models/t2t_model.h"
 #include "t2t/core/error.h"
@@ -49,6 +50,11 @@
 #include "t2t/text/text_encoder.h"
 
 namespace {
+
+using t2t::bench::basename;
+using t2t::bench::cpu_seconds;
+using t2t::bench::env_or_empty;
+using t2t::bench::peak_rss_mib;
 
 namespace fs = std::filesystem;
 
@@ -70,27 +76,6 @@ struct Workload {
   std::vector<std::vector<int64_t>> sources;  // each ending in EOS
   std::string name;                           // for the JSON line
 };
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// User + system CPU seconds of this process so far (all threads).
-double cpu_seconds() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
-double peak_rss_mib() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // KiB on Linux
-}
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";

@@ -28,6 +28,7 @@
 
 #include <cxxopts.hpp>
 
+#include "bench/bench_util.h"
 #include "models/model_registry.h"
 #include "models/t2t_model.h"
 #include "t2t/core/error.h"
@@ -37,6 +38,11 @@
 #include "t2t/train/train_step.h"
 
 namespace {
+
+using t2t::bench::basename;
+using t2t::bench::cpu_seconds;
+using t2t::bench::env_or_empty;
+using t2t::bench::peak_rss_mib;
 
 using Clock = std::chrono::steady_clock;
 
@@ -151,28 +157,6 @@ double peak_matmul_flops(int repeats = 10) {
     }
   }
   return best;
-}
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-std::string basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// User + system CPU time of the process: less disturbed than wall time by
-// other processes sharing the cores.
-double cpu_seconds() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
-double peak_rss_mib() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // KiB on Linux
 }
 
 // The reference implements one architecture: refuse a set it would not
