@@ -102,8 +102,11 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   // The loss is divided by this worker's token count before backward (to
   // keep fp16 gradients in range); the reducer multiplies it back before
   // the sum and divides by every worker's total after.
-  double local_tokens = 0;
-  for (const Batch& b : micro_batches) local_tokens += static_cast<double>(b.target_tokens);
+  double local_tokens = 0, local_inputs = 0;
+  for (const Batch& b : micro_batches) {
+    local_tokens += static_cast<double>(b.target_tokens);
+    local_inputs += static_cast<double>(b.input_tokens);
+  }
   const double local_norm = std::max(local_tokens, 1.0);
 
   double local_loss = 0;
@@ -124,17 +127,20 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
 
   StepResult r;
   r.tokens = local_tokens;
+  r.input_tokens = local_inputs;
   r.loss_sum = local_loss;
   const double unscale = loss_scale_;
   if (reducer_) {
     // Loss and tokens travel together; a NaN loss anywhere makes the sum NaN
     // everywhere, so every worker skips the same steps.
     at::Tensor counts =
-        torch::tensor({local_tokens, local_loss}, torch::kFloat64).to(communicator_->device());
+        torch::tensor({local_tokens, local_loss, local_inputs}, torch::kFloat64)
+            .to(communicator_->device());
     communicator_->all_reduce_sum(counts);
     counts = counts.cpu();
     r.tokens = counts[0].item<double>();
     r.loss_sum = counts[1].item<double>();
+    r.input_tokens = counts[2].item<double>();
     reducer_->finish(std::max(r.tokens, 1.0));
   }
   if (unscale != 1.0)

@@ -47,6 +47,7 @@ struct StepResult {
   bool nonfinite = false;  // skipped for a NaN/Inf loss or gradient (counts towards failure)
   double loss_sum = 0;    // label-smoothed loss summed over all workers' target tokens
   double tokens = 0;      // target tokens (non-pad) over all workers and micro-batches
+  double input_tokens = 0;  // input tokens (non-pad), counted the same way
   double grad_norm = 0;   // global L2 norm before clipping
 };
 

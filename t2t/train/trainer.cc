@@ -246,11 +246,7 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   std::vector<Batch> batches;
   while (step < options.train_steps) {
     batches.clear();
-    int64_t local_tokens = 0;
-    for (int64_t i = 0; i < accumulate; ++i) {
-      batches.push_back(*reader.next());
-      local_tokens += batches.back().input_tokens + batches.back().target_tokens;
-    }
+    for (int64_t i = 0; i < accumulate; ++i) batches.push_back(*reader.next());
     const double lr = learning_rate(hp, step + accumulate - 1);
     const StepResult r = train_step.run(batches, lr);
     if (r.overflow) {
@@ -280,7 +276,7 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     step += accumulate;
     log_loss += r.loss_sum;
     log_weight += r.tokens;
-    log_tokens += static_cast<double>(local_tokens) * worker.world_size;
+    log_tokens += r.input_tokens + r.tokens;
 
     if (crossed(step, accumulate, options.log_step_count_steps) || step >= options.train_steps) {
       const double secs = since_log.seconds();
