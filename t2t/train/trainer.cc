@@ -166,8 +166,16 @@ void run_training(const TrainOptions& options, const HParams& hp) {
     spdlog::info("resuming from {} at step {}", latest, step);
   }
   if (communicator) {
-    // Identical starting weights whatever each worker's file system showed;
-    // then distinct dropout masks per worker.
+    // Workers that resumed from different steps would run different numbers
+    // of steps and wait on each other for ever.
+    at::Tensor chief_step = torch::tensor({step}, torch::kInt64).to(communicator->device());
+    communicator->broadcast(chief_step);
+    if (chief_step.cpu().item<int64_t>() != step)
+      throw Error("worker " + std::to_string(worker.rank) + " found step " + std::to_string(step) +
+                  " in --output_dir=" + options.output_dir + " but worker 0 found step " +
+                  std::to_string(chief_step.cpu().item<int64_t>()) +
+                  ": every worker must see the same --output_dir (a shared file system)");
+    // Identical starting weights, then distinct dropout masks per worker.
     torch::NoGradGuard no_grad;
     for (auto& p : model->parameters()) communicator->broadcast(p);
     for (auto& b : model->buffers()) communicator->broadcast(b);
