@@ -86,12 +86,14 @@ t2t::Batch combined(const std::vector<t2t::Batch>& parts) {
   return all;
 }
 
-// Trains kSteps updates, each from `batches` as micro-batches.
+// Trains kSteps updates, each from `batches` as micro-batches. Buckets of
+// 16 KiB cut the tiny model's gradients into a few dozen, so that sending
+// them while backward runs, in order, is exercised too.
 std::vector<torch::Tensor> train(const std::vector<t2t::Batch>& batches, t2t::Communicator* comm) {
   auto model = tiny_model();
   t2t::HParams hp = tiny_hparams();
   auto optimizer = t2t::make_optimizer(*model, hp);
-  t2t::TrainStep step(*model, *optimizer, hp, torch::Device(torch::kCPU), "none", comm);
+  t2t::TrainStep step(*model, *optimizer, hp, torch::Device(torch::kCPU), "none", comm, 16u << 10);
   for (int i = 0; i < kSteps; ++i) REQUIRE(step.run(batches, 1e-3).applied);
   std::vector<torch::Tensor> params;
   for (const auto& p : model->parameters()) params.push_back(p.detach().clone());

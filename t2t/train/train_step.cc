@@ -73,7 +73,7 @@ std::optional<c10::ScalarType> autocast_dtype(const std::string& mode, const c10
 
 TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
                      const c10::Device& device, const std::string& mixed_precision,
-                     Communicator* communicator)
+                     Communicator* communicator, size_t bucket_bytes)
     : model_(model),
       optimizer_(optimizer),
       device_(device),
@@ -87,7 +87,7 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
     std::vector<at::Tensor> params;
     for (auto& p : model_.parameters())
       if (p.requires_grad()) params.push_back(p);
-    reducer_ = std::make_unique<GradientReducer>(std::move(params), *communicator_);
+    reducer_ = std::make_unique<GradientReducer>(std::move(params), *communicator_, bucket_bytes);
   }
 }
 
@@ -110,6 +110,8 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   const double local_norm = std::max(local_tokens, 1.0);
 
   double local_loss = 0;
+  at::Tensor counts;
+  std::unique_ptr<CollectiveWork> counting;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
     const Batch& batch = micro_batches[m];
     auto inputs = batch.inputs.to(device_, /*non_blocking=*/true);
@@ -120,9 +122,18 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
       auto logits = model_.forward(inputs, targets);
       l = smoothed_cross_entropy(logits, targets, label_smoothing_);
     }
-    if (reducer_ && m + 1 == micro_batches.size()) reducer_->arm(local_tokens);
-    (l.loss_sum * (loss_scale_ / local_norm)).backward();
     local_loss += l.loss_sum.item<double>();
+    if (reducer_ && m + 1 == micro_batches.size()) {
+      // Loss and token counts travel together, sent before the first
+      // gradient bucket so that every worker issues its collectives in the
+      // same order. A NaN loss anywhere makes the sum NaN everywhere, so
+      // every worker skips the same steps.
+      counts = torch::tensor({local_tokens, local_loss, local_inputs}, torch::kFloat64)
+                   .to(communicator_->device());
+      counting = communicator_->all_reduce_sum_async(counts);
+      reducer_->arm(local_tokens);
+    }
+    (l.loss_sum * (loss_scale_ / local_norm)).backward();
   }
 
   StepResult r;
@@ -131,16 +142,11 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   r.loss_sum = local_loss;
   const double unscale = loss_scale_;
   if (reducer_) {
-    // Loss and tokens travel together; a NaN loss anywhere makes the sum NaN
-    // everywhere, so every worker skips the same steps.
-    at::Tensor counts =
-        torch::tensor({local_tokens, local_loss, local_inputs}, torch::kFloat64)
-            .to(communicator_->device());
-    communicator_->all_reduce_sum(counts);
-    counts = counts.cpu();
-    r.tokens = counts[0].item<double>();
-    r.loss_sum = counts[1].item<double>();
-    r.input_tokens = counts[2].item<double>();
+    counting->wait();
+    const at::Tensor total = counts.cpu();
+    r.tokens = total[0].item<double>();
+    r.loss_sum = total[1].item<double>();
+    r.input_tokens = total[2].item<double>();
     reducer_->finish(std::max(r.tokens, 1.0));
   }
   if (unscale != 1.0)

@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,9 +56,11 @@ class TrainStep {
  public:
   // `communicator` null: a single worker. The model and optimizer must
   // outlive this object; the model is put in train() mode by run().
+  // `bucket_bytes`: the size of the gradient buckets sent while backward
+  // runs (several workers only).
   TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
             const c10::Device& device, const std::string& mixed_precision,
-            Communicator* communicator = nullptr);
+            Communicator* communicator = nullptr, size_t bucket_bytes = 25u << 20);
   ~TrainStep();
 
   // One update from this worker's `micro_batches` (one, or
