@@ -15,6 +15,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
+#include "t2t/train/loss.h"
 #include "t2t/train/train_step.h"
 #include "tests/test_util.h"
 
@@ -159,6 +160,18 @@ TEST_CASE("distributed worker", "[.][distributed_worker]") {
         std::vector<std::string>{"worker 0", "worker 1!"});
   auto params = train({micro_batch(2 * env->rank), micro_batch(2 * env->rank + 1)}, comm.get());
   torch::save(params, std::string(out) + "/rank" + std::to_string(env->rank) + ".pt");
+  // A model outliving its TrainStep trains on alone: the gradient hooks
+  // left with the reducer, and plain backward works.
+  auto model = tiny_model();
+  auto optimizer = t2t::make_optimizer(*model, tiny_hparams());
+  {
+    t2t::TrainStep step(*model, *optimizer, tiny_hparams(), torch::Device(torch::kCPU), "none",
+                        comm.get(), 16u << 10);
+  }
+  const t2t::Batch b = micro_batch(0);
+  t2t::smoothed_cross_entropy(model->forward(b.inputs, b.targets), b.targets, 0.1)
+      .loss_sum.backward();
+  CHECK(model->parameters()[0].grad().defined());
 }
 
 TEST_CASE("two Gloo workers equal one process on the combined batch", "[distributed]") {

@@ -38,10 +38,15 @@ GradientReducer::GradientReducer(std::vector<at::Tensor> parameters, Communicato
     b.flat = torch::zeros({total}, first.options().requires_grad(false));
   }
   for (size_t k = 0; k < parameters_.size(); ++k)
-    parameters_[k].register_hook([this, k](const at::Tensor& grad) { on_gradient(k, grad); });
+    hooks_.push_back(parameters_[k].register_hook(
+        [this, k](const at::Tensor& grad) { on_gradient(k, grad); }));
 }
 
-GradientReducer::~GradientReducer() = default;
+GradientReducer::~GradientReducer() {
+  // The model may outlive the reducer: its hooks must not call into a
+  // destroyed one.
+  for (size_t k = 0; k < parameters_.size(); ++k) parameters_[k].remove_hook(hooks_[k]);
+}
 
 void GradientReducer::arm(double weight) {
   std::lock_guard<std::mutex> lock(mutex_);

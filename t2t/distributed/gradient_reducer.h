@@ -51,6 +51,7 @@ class GradientReducer {
   void launch_ready();  // under mutex_
 
   std::vector<at::Tensor> parameters_;
+  std::vector<unsigned> hooks_;  // each parameter's hook, for removal
   Communicator& communicator_;
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter index -> bucket
