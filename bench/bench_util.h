@@ -1,11 +1,15 @@
 // What the benchmark binaries share: process CPU time and peak memory as
-// getrusage reports them, and the small helpers their JSON lines use.
+// getrusage reports them, the small helpers their JSON lines use, and the
+// profiler switch.
 #pragma once
 
 #include <sys/resource.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <utility>
 
 namespace t2t::bench {
 
@@ -32,5 +36,29 @@ inline double peak_rss_mib() {
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;  // KiB on Linux
 }
+
+// Records what runs between construction and finish() with LibTorch's
+// (Kineto) profiler into a Chrome trace at `path` (nothing when empty), as
+// the Python references do with torch.profiler, so that the two sides'
+// operator times can be set side by side.
+class Profile {
+ public:
+  explicit Profile(std::string path) : path_(std::move(path)) {
+    if (path_.empty()) return;
+    namespace prof = torch::profiler::impl;
+    const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+    torch::autograd::profiler::prepareProfiler(config, cpu);
+    torch::autograd::profiler::enableProfiler(config, cpu);
+  }
+  void finish() {
+    if (path_.empty()) return;
+    torch::autograd::profiler::disableProfiler()->save(path_);
+    path_.clear();
+  }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace t2t::bench

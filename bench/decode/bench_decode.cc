@@ -55,6 +55,7 @@ using t2t::bench::basename;
 using t2t::bench::cpu_seconds;
 using t2t::bench::env_or_empty;
 using t2t::bench::peak_rss_mib;
+using t2t::bench::Profile;
 
 namespace fs = std::filesystem;
 
@@ -239,26 +240,6 @@ torch::Tensor padded(const std::vector<std::vector<int64_t>>& sources,
     for (size_t j = 0; j < sources[rows[i]].size(); ++j) a[i][j] = sources[rows[i]][j];
   return t;
 }
-
-class Profile {
- public:
-  explicit Profile(std::string path) : path_(std::move(path)) {
-    if (path_.empty()) return;
-    namespace prof = torch::profiler::impl;
-    const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
-    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
-    torch::autograd::profiler::prepareProfiler(config, cpu);
-    torch::autograd::profiler::enableProfiler(config, cpu);
-  }
-  void finish() {
-    if (path_.empty()) return;
-    torch::autograd::profiler::disableProfiler()->save(path_);
-    path_.clear();
-  }
-
- private:
-  std::string path_;
-};
 
 void run(Workload& w, const Options& opt, int threads) {
   t2t::SearchOptions search;

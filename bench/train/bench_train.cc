@@ -43,6 +43,7 @@ using t2t::bench::basename;
 using t2t::bench::cpu_seconds;
 using t2t::bench::env_or_empty;
 using t2t::bench::peak_rss_mib;
+using t2t::bench::Profile;
 
 using Clock = std::chrono::steady_clock;
 
@@ -215,29 +216,6 @@ struct Options {
   double lr = 1e-4;
   std::string overrides;
   std::string profile;  // chrome trace of the timed steps, when set
-};
-
-// Records the timed steps with LibTorch's (Kineto) profiler, as
-// reference_train.py does with torch.profiler, so that profile_table.py can
-// set the two sides' operator times side by side.
-class Profile {
- public:
-  explicit Profile(std::string path) : path_(std::move(path)) {
-    if (path_.empty()) return;
-    namespace prof = torch::profiler::impl;
-    const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
-    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
-    torch::autograd::profiler::prepareProfiler(config, cpu);
-    torch::autograd::profiler::enableProfiler(config, cpu);
-  }
-  void finish() {
-    if (path_.empty()) return;
-    torch::autograd::profiler::disableProfiler()->save(path_);
-    path_.clear();
-  }
-
- private:
-  std::string path_;
 };
 
 void run_set(const std::string& set_name, const Options& opt, int threads) {
