@@ -171,20 +171,43 @@ if(CAFFE2_USE_CUDA)
     message(WARNING "t2t: nccl.h not found: multi-process training on CUDA will be refused")
   endif()
 endif()
-# glibc's malloc hands the large activation buffers of every step back to
-# the OS and faults them in again on the next; tcmalloc keeps them. It only
-# replaces malloc when the executable itself links it (ahead of libc), so
-# the binaries link it, not libt2t. Optional: without it t2t is slower.
+# Every executable (t2t_exe) names two libraries ahead of LibTorch, so that
+# the dynamic linker finds their symbols first:
+# - tcmalloc. glibc's malloc hands the large activation buffers of every
+#   step back to the OS and faults them in again on the next; tcmalloc keeps
+#   them. It only replaces malloc when the executable itself links it (ahead
+#   of libc). Optional: without it t2t is slower.
+# - libstdc++. The PyPI wheels' libtorch_cpu.so exports private copies of
+#   libstdc++'s std::filesystem functions (pytorch/pytorch#133437). Found
+#   first, they serve t2t's own calls, and with some wheel and compiler
+#   pairs they crash (torch 2.11 with GCC 13: std::filesystem::remove_all).
+# Link options come before the objects and libraries on the link line, and
+# the order of the libraries there is the order of lookup.
 find_library(T2T_TCMALLOC NAMES tcmalloc_minimal libtcmalloc_minimal.so.4)
-add_library(t2t_malloc INTERFACE)
+add_library(t2t_exe INTERFACE)
 if(T2T_TCMALLOC)
-  target_link_libraries(t2t_malloc INTERFACE
-    "-Wl,--push-state,--no-as-needed" "${T2T_TCMALLOC}" "-Wl,--pop-state")
   message(STATUS "t2t: binaries use tcmalloc (${T2T_TCMALLOC})")
+  set(_t2t_tcmalloc "${T2T_TCMALLOC}")
 else()
   message(WARNING "t2t: tcmalloc not found; training and decoding are slower with glibc's "
                   "malloc. ${T2T_APT_HINT} libtcmalloc-minimal4")
+  set(_t2t_tcmalloc "")
 endif()
+# The compiler's own libstdc++ by its path: a bare -lstdc++ may find a
+# static archive first (a compiler built with one), which adds no lookup
+# entry at that place.
+execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
+                OUTPUT_VARIABLE _t2t_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT IS_ABSOLUTE "${_t2t_libstdcxx}" OR NOT EXISTS "${_t2t_libstdcxx}")
+  find_library(T2T_LIBSTDCXX NAMES libstdc++.so.6)
+  set(_t2t_libstdcxx "${T2T_LIBSTDCXX}")
+endif()
+if(NOT _t2t_libstdcxx)
+  set(_t2t_libstdcxx "-lstdc++")
+endif()
+message(STATUS "t2t: binaries look up ${_t2t_libstdcxx} before LibTorch")
+target_link_options(t2t_exe INTERFACE
+  "SHELL:-Wl,--push-state,--no-as-needed ${_t2t_tcmalloc} ${_t2t_libstdcxx} -Wl,--pop-state")
 message(STATUS "t2t: data parallel via c10d: ${T2T_DISTRIBUTED_DEFINITIONS}")
 
 set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)

@@ -181,7 +181,9 @@ TEST_CASE("BLEU matches sacreBLEU and T2T run in Python on a random corpus", "[b
       std::getline(fields, formatted);
       const auto ours = t2t::corpus_bleu(hyps, refs, {tok, lowercase != 0});
       INFO(tok << " lowercase=" << lowercase);
-      CHECK(format17(ours.score) == score);
+      // The same statistics give the same score up to the last bits, which
+      // depend on the sacreBLEU version's order of floating-point operations.
+      CHECK(ours.score == Approx(std::stod(score)).epsilon(1e-13));
       CHECK(" " + ours.to_string() == formatted);
       ++compared;
     }

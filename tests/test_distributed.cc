@@ -218,7 +218,7 @@ TEST_CASE("t2t-trainer --worker_gpu=2 trains with two processes and resumes", "[
   const std::string out = dir / "run";
   auto cmd = [&](int steps) {
     return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
-           "--hparams_set=transformer_tiny --hparams='batch_size=512' --worker_gpu=2 "
+           "--hparams_set=transformer_tiny --hparams='batch_size=512' --worker_gpu=2 --device=cpu "
            "--data_dir=" + data + " --output_dir=" + out + " --train_steps=" +
            std::to_string(steps) +
            " --log_step_count_steps=5 --save_checkpoints_steps=10 --local_eval_frequency=20 "

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "hparams/decode_hparams.h"
 #include "t2t/core/file_util.h"

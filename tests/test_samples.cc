@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <unistd.h>
 
 #include "t2t/core/string_util.h"
 #include "t2t/data/samples.h"

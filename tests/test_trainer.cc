@@ -28,7 +28,7 @@ std::string trainer(const std::string& data, const std::string& out, int steps,
   return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
          "--hparams_set=transformer_tiny --hparams='batch_size=1024,learning_rate_warmup_steps=100' "
          "--data_dir=" + data + " --output_dir=" + out + " --train_steps=" + std::to_string(steps) +
-         " --log_step_count_steps=10 --eval_steps=10 " + extra;
+         " --log_step_count_steps=10 --eval_steps=10 --device=cpu " + extra;
 }
 
 std::vector<double> logged_losses(const std::string& output) {

@@ -77,8 +77,18 @@ int train(const cxxopts::ParseResult& flags) {
   if (worker_gpu < 1) throw t2t::cli::UsageError("--worker_gpu must be >= 1");
   o.worker = t2t::worker_env_from_environment();
   o.device = t2t::resolve_device(flags["device"].as<std::string>());
-  if (o.worker && o.device.rfind("cuda", 0) == 0)
-    o.device = "cuda:" + std::to_string(o.worker->local_rank);
+  const bool cuda = o.device.rfind("cuda", 0) == 0;
+  // One GPU per worker on a machine: LOCAL_RANK picks it.
+  const int local_workers = o.worker ? o.worker->local_rank + 1 : worker_gpu;
+  if (cuda && local_workers > t2t::cuda_device_count())
+    throw t2t::cli::UsageError(
+        (o.worker ? "worker LOCAL_RANK=" + std::to_string(o.worker->local_rank) + " needs GPU " +
+                        std::to_string(o.worker->local_rank)
+                  : "--worker_gpu=" + std::to_string(worker_gpu) + " puts one worker on each GPU") +
+        ", but only " + std::to_string(t2t::cuda_device_count()) +
+        " CUDA device(s) are visible. Start fewer workers, or use --device=cpu for workers on "
+        "the CPU (Gloo).");
+  if (o.worker && cuda) o.device = "cuda:" + std::to_string(o.worker->local_rank);
   if (worker_gpu > 1 && !o.worker) {
     // Flags and hparams were checked above, once, before any worker starts.
     return t2t::run_local_workers(t2t::cli::command_line(), worker_gpu);

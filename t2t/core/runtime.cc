@@ -53,6 +53,10 @@ std::string resolve_device(const std::string& flag) {
   throw Error("--device=" + flag + " is not a device; use auto, cpu, cuda or cuda:N");
 }
 
+int cuda_device_count() {
+  return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
 void seed_everything(uint64_t seed) {
   torch::manual_seed(seed);
   if (torch::cuda::is_available()) torch::cuda::manual_seed_all(seed);

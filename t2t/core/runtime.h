@@ -23,6 +23,9 @@ int set_num_threads(int threads);
 // Returns the canonical device string ("cpu", "cuda:0").
 std::string resolve_device(const std::string& flag);
 
+// CUDA devices this process can use (0 without CUDA).
+int cuda_device_count();
+
 // Seeds LibTorch's generators (CPU and CUDA) and the C++ ones t2t uses.
 void seed_everything(uint64_t seed);
 

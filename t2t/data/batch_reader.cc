@@ -476,6 +476,10 @@ void BatchReader::run() {
     for (;;) {
       Item item;
       const bool more = producer_->next(&item.batch, &item.state);
+      if (more && options_.pin_memory) {
+        item.batch.inputs = item.batch.inputs.pin_memory();
+        item.batch.targets = item.batch.targets.pin_memory();
+      }
       std::unique_lock<std::mutex> lock(mutex_);
       not_full_.wait(lock, [&] {
         return stop_ || static_cast<int64_t>(queue_.size()) < options_.prefetch;

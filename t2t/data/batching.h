@@ -141,6 +141,10 @@ struct ReaderOptions {
   // Cut inputs / targets to this many tokens before anything else; 0: keep.
   int64_t max_input_seq_length = 0;
   int64_t max_target_seq_length = 0;
+  // Page-lock each batch on the reading thread, so that the training step's
+  // copy to a CUDA device is asynchronous. Only for a CUDA run: pinning
+  // needs a CUDA driver.
+  bool pin_memory = false;
 };
 
 // ReaderOptions with the hparams that concern reading (eval_drop_long_sequences,

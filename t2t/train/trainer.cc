@@ -230,6 +230,7 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   ReaderOptions read = reader_options(hp, true, problem->reversed(), options.seed);
   read.worker = worker.rank;
   read.num_workers = worker.world_size;
+  read.pin_memory = device.is_cuda();
   // A fresh start after a resume that could not restore the position must
   // not replay the first batches again.
   if (!latest.empty() && !resume) read.seed += static_cast<uint64_t>(step);
