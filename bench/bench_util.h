@@ -40,16 +40,18 @@ inline double peak_rss_mib() {
 // Records what runs between construction and finish() with LibTorch's
 // (Kineto) profiler into a Chrome trace at `path` (nothing when empty), as
 // the Python references do with torch.profiler, so that the two sides'
-// operator times can be set side by side.
+// operator times can be set side by side. `cuda` adds the GPU kernels: on a
+// GPU the CPU-side operator times are mostly launch costs.
 class Profile {
  public:
-  explicit Profile(std::string path) : path_(std::move(path)) {
+  explicit Profile(std::string path, bool cuda = false) : path_(std::move(path)) {
     if (path_.empty()) return;
     namespace prof = torch::profiler::impl;
     const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
-    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
-    torch::autograd::profiler::prepareProfiler(config, cpu);
-    torch::autograd::profiler::enableProfiler(config, cpu);
+    std::set<prof::ActivityType> activities{prof::ActivityType::CPU};
+    if (cuda) activities.insert(prof::ActivityType::CUDA);
+    torch::autograd::profiler::prepareProfiler(config, activities);
+    torch::autograd::profiler::enableProfiler(config, activities);
   }
   void finish() {
     if (path_.empty()) return;

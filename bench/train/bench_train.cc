@@ -1,14 +1,18 @@
 // Training benchmark: the registry's "transformer" trained through the real
 // t2t::TrainStep (forward, label-smoothed loss, backward, gradient norm,
 // Adam) for a fixed number of steps on synthetic, length-bucketed token
-// batches. Prints one JSON line per hparams set with target tokens/s, model
-// FLOP/s, the fraction of this process's measured float32 GEMM peak and
-// peak RSS; bench/train/reference_train.py prints the same line for plain
+// batches, on the CPU or a GPU. Prints one JSON line per hparams set with
+// target tokens/s, model FLOP/s, the fraction of this process's measured
+// GEMM peak (float32, or the mixed-precision type) and peak RSS (and GPU
+// memory); bench/train/reference_train.py prints the same line for plain
 // PyTorch on the same batches (run.sh runs both).
 //
 //   t2t-bench-train --hparams_set=transformer_tiny,transformer_small --steps=20
+//   t2t-bench-train --device=cuda --mixed_precision=bf16 --hparams_set=transformer_base
+#include <c10/core/CachingDeviceAllocator.h>
 #include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -49,6 +53,21 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CUDA kernels run after their launch returns: the clock may only be read
+// once the device has caught up.
+void synchronize(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+// Peak MiB the CUDA caching allocator handed out to tensors and held from
+// the driver since the last reset. The device-generic allocator interface
+// needs neither the CUDA headers nor a link to c10_cuda.
+std::pair<double, double> peak_gpu_mib(const torch::Device& device) {
+  const auto stats = c10::getDeviceAllocator(device.type())->getDeviceStats(device.index());
+  const auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  return {stats.allocated_bytes[all].peak / 1048576.0, stats.reserved_bytes[all].peak / 1048576.0};
 }
 
 // --- synthetic batches: the same generator as reference_train.py -----------
@@ -141,20 +160,33 @@ double step_flops(const Shape& c, const t2t::Batch& b) {
   return 3 * forward_matmul_flops(c, b.inputs.size(0), b.inputs.size(1), b.targets.size(1));
 }
 
-// Best float32 GEMM rate over a few shapes (a square one and the feed-forward
-// ones of transformer_base), best of `repeats` each, on this process's
-// threads.
-double peak_matmul_flops(int repeats = 10) {
+// The name PyTorch prints after "torch.", as the reference's JSON has it.
+const char* dtype_name(torch::ScalarType dtype) {
+  return dtype == torch::kBFloat16 ? "bfloat16" : dtype == torch::kHalf ? "float16" : "float32";
+}
+
+// Best GEMM rate over a few shapes (a square one and the feed-forward ones
+// of transformer_base), best of `repeats` each, on this process's threads or
+// its GPU, in the type the model's products run in (float32, or the
+// mixed-precision type).
+double peak_matmul_flops(const torch::Device& device, torch::ScalarType dtype, int repeats = 10) {
   const std::array<std::array<int64_t, 3>, 3> sizes{{{2048, 2048, 2048}, {4096, 512, 2048},
                                                      {4096, 2048, 512}}};
+  // A GPU does one of these products in tens of microseconds, about what a
+  // synchronization costs: time several back to back there.
+  const int per_timing = device.is_cuda() ? 10 : 1;
+  const auto options = torch::TensorOptions().device(device).dtype(dtype);
   double best = 0;
   for (const auto& [m, k, n] : sizes) {
-    auto a = torch::randn({m, k}), b = torch::randn({k, n}), out = torch::empty({m, n});
+    auto a = torch::randn({m, k}, options), b = torch::randn({k, n}, options),
+         out = torch::empty({m, n}, options);
     torch::mm_out(out, a, b);
     for (int r = 0; r < repeats; ++r) {
+      synchronize(device);
       const auto t0 = Clock::now();
-      torch::mm_out(out, a, b);
-      best = std::max(best, 2.0 * m * k * n / seconds_since(t0));
+      for (int i = 0; i < per_timing; ++i) torch::mm_out(out, a, b);
+      synchronize(device);
+      best = std::max(best, per_timing * 2.0 * m * k * n / seconds_since(t0));
     }
   }
   return best;
@@ -214,6 +246,8 @@ struct Options {
   int64_t steps = 0, warmup_steps = 0, vocab = 0;
   uint64_t seed = 1;
   double lr = 1e-4;
+  std::string device = "cpu";  // canonical: "cpu" or "cuda:N"
+  std::string mixed_precision = "none";
   std::string overrides;
   std::string profile;  // chrome trace of the timed steps, when set
 };
@@ -223,30 +257,48 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   check_reference_can_follow(hp);
   const int64_t vocab =
       opt.vocab > 0 ? opt.vocab : (set_name == "transformer_base" ? 32768 : 8192);
+  const torch::Device device(opt.device);
+  const torch::ScalarType matmul_dtype =
+      t2t::autocast_dtype(opt.mixed_precision, device).value_or(torch::kFloat);
+  // Each set's GPU peak is its own, as one process per set gives the reference.
+  if (device.is_cuda()) c10::getDeviceAllocator(device.type())->resetPeakStats(device.index());
 
   t2t::seed_everything(opt.seed);
-  const auto batches = synthetic_batches(opt.seed, vocab, hp.get_int("batch_size"));
+  auto batches = synthetic_batches(opt.seed, vocab, hp.get_int("batch_size"));
+  const int64_t batches_fingerprint = fingerprint(batches);
+  // Resident on the device from the start, as the reference keeps them: the
+  // comparison is of training steps, not of host-to-device copies.
+  for (auto& b : batches) {
+    b.inputs = b.inputs.to(device);
+    b.targets = b.targets.to(device);
+  }
   std::shared_ptr<t2t::T2TModel> model =
       t2t::model_registry().get("transformer")(hp, t2t::FeatureInfo{vocab, vocab, true});
+  model->to(device);  // before the optimizer takes the parameters, as the trainer does
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
   auto optimizer = t2t::make_optimizer(*model, hp);
-  t2t::TrainStep train_step(*model, *optimizer, hp, torch::Device(torch::kCPU), "none");
+  t2t::TrainStep train_step(*model, *optimizer, hp, device, opt.mixed_precision);
 
   std::vector<double> losses;
+  int64_t overflow_steps = 0;
   auto step = [&](const t2t::Batch& b) {
     const t2t::StepResult r = train_step.run({b}, opt.lr);
     losses.push_back(r.loss_sum / std::max(1.0, r.tokens));
-    if (!r.applied) throw t2t::Error("a benchmark step was skipped (non-finite loss)");
+    // fp16's loss scaling skips a step now and then by design (the
+    // reference's GradScaler does too); any other skip is a broken run.
+    if (r.overflow) ++overflow_steps;
+    else if (!r.applied) throw t2t::Error("a benchmark step was skipped (non-finite loss)");
   };
 
   const auto t_start = Clock::now();
   for (int64_t i = 0; i < opt.warmup_steps; ++i) step(batches[i % batches.size()]);
+  synchronize(device);
   const double warmup_s = seconds_since(t_start);
   double tokens = 0, flops = 0;
   const Shape shape{hp.get_int("hidden_size"), hp.get_int("filter_size"),
                     hp.get_int("num_hidden_layers"), vocab};
-  Profile profile(opt.profile);
+  Profile profile(opt.profile, device.is_cuda());
   const double cpu0 = cpu_seconds();
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < opt.steps; ++i) {
@@ -255,21 +307,33 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
     tokens += b.target_tokens;
     flops += step_flops(shape, b);
   }
+  synchronize(device);
   const double seconds = seconds_since(t0);
   const double cpu = cpu_seconds() - cpu0;
   profile.finish();
-  const double peak = peak_matmul_flops();
+  std::string gpu_memory;
+  if (device.is_cuda()) {
+    // Read before the GEMM measurement below allocates its own matrices.
+    const auto [allocated, reserved] = peak_gpu_mib(device);
+    std::ostringstream m;
+    m << ", \"peak_gpu_allocated_mib\": " << allocated << ", \"peak_gpu_reserved_mib\": " << reserved;
+    gpu_memory = m.str();
+  }
+  const double peak = peak_matmul_flops(device, matmul_dtype);
 
   std::ostringstream o;
   o.precision(10);
   o << "{\"side\": \"t2t\", \"hparams_set\": \"" << set_name << "\", \"vocab\": " << vocab
-    << ", \"threads\": " << threads << ", \"params\": " << params << ", \"steps\": " << opt.steps
+    << ", \"device\": \"" << opt.device << "\", \"mixed_precision\": \"" << opt.mixed_precision
+    << "\", \"matmul_dtype\": \"" << dtype_name(matmul_dtype) << "\", \"threads\": " << threads
+    << ", \"params\": " << params << ", \"steps\": " << opt.steps
     << ", \"warmup_steps\": " << opt.warmup_steps << ", \"warmup_s\": " << warmup_s
     << ", \"seconds\": " << seconds << ", \"cpu_seconds\": " << cpu << ", \"target_tokens_per_s\": " << tokens / seconds
     << ", \"flops_per_s\": " << flops / seconds << ", \"peak_matmul_flops_per_s\": " << peak
     << ", \"fraction_of_peak\": " << flops / seconds / peak
-    << ", \"peak_rss_mib\": " << peak_rss_mib() << ", \"first_loss\": " << losses.front()
-    << ", \"last_loss\": " << losses.back() << ", \"batches\": " << fingerprint(batches)
+    << ", \"peak_rss_mib\": " << peak_rss_mib() << gpu_memory
+    << ", \"first_loss\": " << losses.front() << ", \"last_loss\": " << losses.back()
+    << ", \"overflow_steps\": " << overflow_steps << ", \"batches\": " << batches_fingerprint
     << ", \"torch\": \"" << TORCH_VERSION << "\", \"omp_wait_policy\": \"" << env_or_empty("OMP_WAIT_POLICY")
     << "\", \"preload\": \"" << basename(env_or_empty("LD_PRELOAD"))
     << "\", \"config\": " << reference_config(hp) << "}";
@@ -305,6 +369,9 @@ int main(int argc, char** argv) {
       ("seed", "Seed of the batches and the model.",
        cxxopts::value<uint64_t>()->default_value("1"))  //
       ("lr", "Constant learning rate.", cxxopts::value<double>()->default_value("1e-4"))  //
+      ("device", "cpu, cuda, cuda:N or auto (CUDA when available).", cxxopts::value<std::string>()->default_value("cpu"))  //
+      ("mixed_precision", "none, bf16 or fp16 (CUDA only), as t2t-trainer's flag.",
+       cxxopts::value<std::string>()->default_value("none"))  //
       ("profile", "Write a chrome trace of the timed steps here (one set only; slows them).",
        cxxopts::value<std::string>()->default_value(""))  //
       ("h,help", "Print this help.");
@@ -322,6 +389,9 @@ int main(int argc, char** argv) {
     opt.lr = flags["lr"].as<double>();
     opt.overrides = flags["hparams"].as<std::string>();
     opt.profile = flags["profile"].as<std::string>();
+    opt.device = t2t::resolve_device(flags["device"].as<std::string>());
+    opt.mixed_precision = flags["mixed_precision"].as<std::string>();
+    t2t::autocast_dtype(opt.mixed_precision, torch::Device(opt.device));  // refuses bad values now
     if (opt.steps < 1 || opt.warmup_steps < 0) throw t2t::Error("--steps must be >= 1 and --warmup_steps >= 0");
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
     for (const auto& set_name : split_commas(flags["hparams_set"].as<std::string>()))

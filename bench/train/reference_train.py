@@ -19,7 +19,13 @@ installed (the script re-executes itself to set both before the runtime
 starts), the fused CPU Adam, and the fused cross entropy (whose smoothing
 over V classes equals T2T's over V - 1 with the adjusted rate below).
 
+On a GPU (--device=cuda) it is what a PyTorch user would write there: model
+and batches resident on the device, fused CUDA Adam, torch.autocast for
+--mixed_precision=bf16/fp16 with a GradScaler for fp16, and no host
+synchronization inside the timed steps.
+
   reference_train.py --hparams_set=transformer_tiny --steps=20 --warmup_steps=4
+  reference_train.py --hparams_set=transformer_base --device=cuda --mixed_precision=bf16
 """
 import argparse
 import json
@@ -275,19 +281,58 @@ def cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def peak_matmul_flops(torch, sizes=((2048, 2048, 2048), (4096, 512, 2048), (4096, 2048, 512)),
+def synchronize(torch, device):
+    """CUDA kernels run after their launch returns: the clock may only be read
+    once the device has caught up."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def peak_matmul_flops(torch, device, dtype,
+                      sizes=((2048, 2048, 2048), (4096, 512, 2048), (4096, 2048, 512)),
                       repeats=10):
-    """Best float32 GEMM rate over a few shapes, best of `repeats` each."""
+    """Best GEMM rate over a few shapes, best of `repeats` each, in the type
+    the model's products run in (float32, or the mixed-precision type)."""
+    # A GPU does one of these products in tens of microseconds, about what a
+    # synchronization costs: time several back to back there.
+    per_timing = 10 if device.type == "cuda" else 1
     best = 0.0
     for m, k, n in sizes:
-        a, b = torch.randn(m, k), torch.randn(k, n)
-        out = torch.empty(m, n)
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        b = torch.randn(k, n, device=device, dtype=dtype)
+        out = torch.empty(m, n, device=device, dtype=dtype)
         torch.mm(a, b, out=out)
         for _ in range(repeats):
+            synchronize(torch, device)
             t0 = time.perf_counter()
-            torch.mm(a, b, out=out)
-            best = max(best, 2.0 * m * k * n / (time.perf_counter() - t0))
+            for _ in range(per_timing):
+                torch.mm(a, b, out=out)
+            synchronize(torch, device)
+            best = max(best, per_timing * 2.0 * m * k * n / (time.perf_counter() - t0))
     return best
+
+
+def resolve_device(torch, ap, flag):
+    """--device as t2t-bench-train reads it: cpu, cuda, cuda:N or auto; a
+    clear error (not a traceback) when CUDA is asked for and absent."""
+    if flag == "auto":
+        flag = "cuda" if torch.cuda.is_available() else "cpu"
+    if flag == "cpu":
+        return torch.device("cpu")
+    if flag == "cuda" or flag.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            why = ("no CUDA GPU is visible on this machine" if torch.version.cuda
+                   else "this PyTorch was built without CUDA")
+            ap.error("--device=%s: CUDA is not available (%s); use --device=cpu" % (flag, why))
+        try:
+            index = int(flag[5:]) if len(flag) > 5 else 0
+        except ValueError:
+            ap.error("--device=%s: expected cuda:N with N a GPU index" % flag)
+        if not 0 <= index < torch.cuda.device_count():
+            ap.error("--device=%s: only %d CUDA device(s) are visible"
+                     % (flag, torch.cuda.device_count()))
+        return torch.device("cuda", index)
+    ap.error("--device=%s is not a device; use cpu, cuda, cuda:N or auto" % flag)
 
 
 def main():
@@ -301,16 +346,26 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="0: all cores")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    ap.add_argument("--mixed_precision", default="none", choices=("none", "bf16", "fp16"),
+                    help="autocast type; fp16 (CUDA only) with a GradScaler")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--profile", default="",
                     help="write a chrome trace of the timed steps here (slows them)")
     ap.add_argument("--no_tuning", action="store_true",
                     help="leave OMP_WAIT_POLICY and the allocator as they are")
     args = ap.parse_args()
+    if args.steps < 1 or args.warmup_steps < 0:
+        ap.error("--steps must be >= 1 and --warmup_steps >= 0")
     if not args.no_tuning:
         reexec_tuned()
 
     import torch
+    device = resolve_device(torch, ap, args.device)
+    if args.mixed_precision == "fp16" and device.type != "cuda":
+        ap.error("--mixed_precision=fp16 needs a CUDA device (--device=%s); on a CPU use "
+                 "--mixed_precision=bf16" % args.device)
+    amp_dtype = {"none": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.mixed_precision]
     threads = args.threads if args.threads > 0 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     torch.manual_seed(args.seed)
@@ -321,8 +376,12 @@ def main():
     vocab = args.vocab or (32768 if args.hparams_set == "transformer_base" else 8192)
 
     rows = synthetic_batches(args.seed, vocab, c["batch_size"])
-    batches = [(to_tensor(i), to_tensor(t)) for i, t in rows]
-    model = build_model(c, vocab)
+    host_batches = [(to_tensor(i), to_tensor(t)) for i, t in rows]
+    # Resident on the device from the start (on the CPU these are the same
+    # tensors); tokens are counted on the host copies so that counting them
+    # does not wait for the GPU inside the timed loop.
+    batches = [(i.to(device), t.to(device)) for i, t in host_batches]
+    model = build_model(c, vocab).to(device)
     params = sum(p.numel() for p in model.parameters())
     optimizer = torch.optim.Adam(
         model.parameters(), lr=args.lr,
@@ -340,39 +399,83 @@ def main():
         optimizer.step()
         return loss.detach()
 
+    # fp16 loss scaling on T2T's schedule, as t2t::TrainStep does it: 2^15 to
+    # start, halved on overflow (the step skipped), doubled after 2000 good
+    # steps. With the fused Adam the scaler unscales and skips on the device,
+    # without a host synchronization.
+    scaler = (torch.amp.GradScaler(device.type, init_scale=2.0 ** 15, growth_interval=2000)
+              if amp_dtype == torch.float16 else None)
+
+    def amp_step(inputs, targets):
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=amp_dtype):
+            loss = smoothed_loss(forward(inputs, targets), targets, c["label_smoothing"])
+        if scaler is None:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        if c["clip_grad_norm"] > 0:
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_grad_norm"])
+        if scaler is None:
+            optimizer.step()
+        else:
+            scaler.step(optimizer)
+            scaler.update()
+        return loss.detach()
+
+    if amp_dtype is not None:  # a separate function keeps the float32 step as tuned
+        step = amp_step
+
     t_start = time.perf_counter()
     losses = []
     for i in range(args.warmup_steps):
         losses.append(step(*batches[i % len(batches)]))
+    synchronize(torch, device)
     warmup_s = time.perf_counter() - t_start
     tokens = flops = 0
     profiler = None
     if args.profile:
-        profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device.type == "cuda":  # on a GPU the CPU-side times are mostly launch costs
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        profiler = torch.profiler.profile(activities=activities)
         profiler.__enter__()
     cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     for i in range(args.steps):
         inputs, targets = batches[i % len(batches)]
         losses.append(step(inputs, targets))
-        tokens += int(targets.ne(0).sum())
+        tokens += int(host_batches[i % len(batches)][1].ne(0).sum())
         flops += step_flops(c, inputs, targets, vocab)
+    synchronize(torch, device)
     seconds = time.perf_counter() - t0
     cpu = cpu_seconds() - cpu0
     if profiler:
         profiler.__exit__(None, None, None)
         profiler.export_chrome_trace(args.profile)
-    peak = peak_matmul_flops(torch)
+    gpu_memory = {}
+    if device.type == "cuda":
+        # Read before the GEMM measurement below allocates its own matrices.
+        gpu_memory = dict(
+            peak_gpu_allocated_mib=torch.cuda.max_memory_allocated(device) / 1048576.0,
+            peak_gpu_reserved_mib=torch.cuda.max_memory_reserved(device) / 1048576.0,
+            gpu=torch.cuda.get_device_name(device))
+    matmul_dtype = amp_dtype or torch.float32
+    peak = peak_matmul_flops(torch, device, matmul_dtype)
 
     result = dict(
         side="pytorch" + ("-compile" if args.compile else ""), hparams_set=args.hparams_set,
-        vocab=vocab, threads=threads, params=params, steps=args.steps,
-        warmup_steps=args.warmup_steps, warmup_s=warmup_s, seconds=seconds, cpu_seconds=cpu,
+        vocab=vocab, device=str(device), mixed_precision=args.mixed_precision,
+        matmul_dtype=str(matmul_dtype).replace("torch.", ""), threads=threads, params=params,
+        steps=args.steps, warmup_steps=args.warmup_steps, warmup_s=warmup_s, seconds=seconds,
+        cpu_seconds=cpu,
         target_tokens_per_s=tokens / seconds, flops_per_s=flops / seconds,
         peak_matmul_flops_per_s=peak, fraction_of_peak=flops / seconds / peak,
-        peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, **gpu_memory,
         first_loss=float(losses[0]), last_loss=float(losses[-1]),
-        batches=fingerprint([t for b in batches for t in b]),
+        batches=fingerprint([t for b in host_batches for t in b]),
         torch=torch.__version__, omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""),
         preload=os.path.basename(os.environ.get("LD_PRELOAD", "")))
     print(json.dumps(result))

@@ -10,8 +10,18 @@
 # same allocator preloaded (row "t2t+tcmalloc_minimal") to show what that
 # is worth to ours.
 #
+# On a GPU (DEVICE=cuda) both sides keep model and batches on the device
+# and synchronize it before reading the clock; the reference uses the fused
+# CUDA Adam and torch.autocast (+ GradScaler for fp16). Each set then runs
+# 8 warm-up + 200 timed steps (a step takes milliseconds there), and the
+# preloaded-allocator row is left out: ours links tcmalloc already, and the
+# host allocator does not hold the GPU's tensors.
+#
 #   bench/train/run.sh            # needs a built t2t-bench-train (./tools/test.sh)
+#   DEVICE=cuda MIXED_PRECISION=bf16 bench/train/run.sh
 # Environment: SETS (tiny small base), RUNS (3), THREADS (0: all cores),
+# DEVICE (cpu; or cuda, cuda:N), MIXED_PRECISION (none; or bf16, fp16 on CUDA
+# only), both passed to both sides as --device / --mixed_precision,
 # T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
 # COMPILE=1 adds torch.compile as an extra, informational column,
 # WORK (/tmp/t2t_bench_train).
@@ -24,6 +34,8 @@ WORK=${WORK:-/tmp/t2t_bench_train}
 RUNS=${RUNS:-3}
 THREADS=${THREADS:-0}
 SETS=${SETS:-tiny small base}
+DEVICE=${DEVICE:-cpu}
+MIXED_PRECISION=${MIXED_PRECISION:-none}
 BENCH="$BUILD/t2t-bench-train"
 [ -x "$BENCH" ] || { echo "no $BENCH: build t2t first (./tools/test.sh)" >&2; exit 1; }
 [ -x "$PYTHON" ] || { echo "no $PYTHON: run tools/setup.sh for the torch virtualenv" >&2; exit 1; }
@@ -31,6 +43,7 @@ BENCH="$BUILD/t2t-bench-train"
 # Steps per set: enough timed steps for a stable figure (a multiple of the
 # 4 batch shapes), warm-up covering the shapes where it is affordable.
 steps() {
+  case $DEVICE in cuda*) echo "--warmup_steps=8 --steps=200"; return ;; esac
   case $1 in
     tiny) echo "--warmup_steps=4 --steps=24" ;;
     small) echo "--warmup_steps=4 --steps=12" ;;
@@ -45,30 +58,37 @@ for lib in libtcmalloc_minimal.so.4 libtcmalloc.so.4 libjemalloc.so.2; do
   [ -n "$path" ] && { ALLOCATOR=$path; break; }
 done
 [ -n "$ALLOCATOR" ] || echo "no tcmalloc/jemalloc installed (apt-get install libtcmalloc-minimal4): both sides use glibc malloc"
+# On a GPU the preloaded row of ours is left out (see the top).
+case $DEVICE in cuda*) OURS_PRELOADED="" ;; *) OURS_PRELOADED=$ALLOCATOR ;; esac
+DEVICE_FLAGS=(--device="$DEVICE" --mixed_precision="$MIXED_PRECISION")
 
 mkdir -p "$WORK"
 RESULTS="$WORK/results.jsonl"
 : > "$RESULTS"
 echo "== $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-sides=$((2 + ${COMPILE:-0} + (${#ALLOCATOR} > 0 ? 1 : 0)))
+case $DEVICE in
+  cuda*) echo "== $DEVICE, mixed precision $MIXED_PRECISION: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)" ;;
+esac
+sides=$((2 + ${COMPILE:-0} + (${#OURS_PRELOADED} > 0 ? 1 : 0)))
 for run in $(seq "$RUNS"); do
   for s in $SETS; do
     set_name=transformer_$s
     # shellcheck disable=SC2046
-    ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" $(steps "$s"))
+    ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" "${DEVICE_FLAGS[@]}" $(steps "$s"))
     echo "$ours" >> "$RESULTS"
-    if [ -n "$ALLOCATOR" ]; then
+    if [ -n "$OURS_PRELOADED" ]; then
       # shellcheck disable=SC2046
-      LD_PRELOAD=$ALLOCATOR "$BENCH" --hparams_set="$set_name" --threads="$THREADS" $(steps "$s") >> "$RESULTS"
+      LD_PRELOAD=$OURS_PRELOADED "$BENCH" --hparams_set="$set_name" --threads="$THREADS" \
+        "${DEVICE_FLAGS[@]}" $(steps "$s") >> "$RESULTS"
     fi
     config=$("$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["config"]))' "$ours")
     # shellcheck disable=SC2046
     "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" \
-      --threads="$THREADS" --config="$config" $(steps "$s") >> "$RESULTS"
+      --threads="$THREADS" "${DEVICE_FLAGS[@]}" --config="$config" $(steps "$s") >> "$RESULTS"
     if [ "${COMPILE:-0}" = 1 ]; then
       # shellcheck disable=SC2046
       "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" --compile \
-        --threads="$THREADS" --config="$config" $(steps "$s") >> "$RESULTS" \
+        --threads="$THREADS" "${DEVICE_FLAGS[@]}" --config="$config" $(steps "$s") >> "$RESULTS" \
         || echo "torch.compile failed for $set_name" >&2
     fi
     echo "run $run/$RUNS $s: $(grep -F "\"$set_name\"" "$RESULTS" | tail -n "$sides" \
