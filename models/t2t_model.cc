@@ -2,6 +2,15 @@
 
 namespace t2t {
 
+torch::Tensor labelled_positions(const torch::Tensor& targets) {
+  return targets.reshape(-1).nonzero().squeeze(1);
+}
+
+torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  const auto logits = forward(inputs, targets);
+  return logits.reshape({-1, logits.size(-1)}).index_select(0, labelled_positions(targets));
+}
+
 void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {
   torch::NoGradGuard no_grad;
   const auto idx = index.to(state.encoder_output.device(), torch::kLong);

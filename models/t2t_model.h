@@ -59,6 +59,12 @@ class T2TModel : public torch::nn::Module {
   // targets shifted right by one with 0 first.
   virtual torch::Tensor forward(const torch::Tensor& inputs, const torch::Tensor& targets) = 0;
 
+  // The logits of the labelled positions only (targets != 0), in row-major
+  // order: [labelled_positions, target_vocab]. All that the training loss
+  // needs. The default selects them from forward(); a model can skip the
+  // vocabulary projection of the padded positions instead.
+  virtual torch::Tensor forward_labelled(const torch::Tensor& inputs, const torch::Tensor& targets);
+
   // Runs the encoder once for inputs [batch, input_len]. Gradients are off
   // inside start_decoding() and decode_step(); call eval() first for
   // deterministic results.
@@ -73,5 +79,9 @@ class T2TModel : public torch::nn::Module {
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
 };
+
+// Flat indices [labelled_positions] (int64) of the non-pad entries of
+// targets [batch, target_len], in row-major order.
+torch::Tensor labelled_positions(const torch::Tensor& targets);
 
 }  // namespace t2t

@@ -1,5 +1,7 @@
 #include "models/transformer.h"
 
+#include "models/decode_attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -35,7 +37,38 @@ int64_t layers_or_default(const HParams& hp, const std::string& name) {
 struct TransformerDecoderState : DecoderState {
   int64_t group = 1;          // rows per row of the memory keys/values
   torch::Tensor memory_mask;  // [batch / group, 1, 1, input_len] bool
+  // CPU float32 in eval mode (decode_attention.h): the self-attention caches
+  // hold slots, at least as many as rows, and row r's position p is in slot
+  // slots[r][p]. Reordering beams reorders this table only.
+  bool use_slots = false;
+  torch::Tensor slots;  // [batch, capacity] int64
 };
+
+// Row r of the result holds, at each position p < length, what slot
+// slots[r][p] of `cache` [num_slots, heads, capacity, depth] holds there.
+torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slots, int64_t length) {
+  const int64_t rows = slots.size(0);
+  auto out = torch::empty({rows, cache.size(1), cache.size(2), cache.size(3)}, cache.options());
+  if (length == 0) return out;
+  const auto index = slots.narrow(1, 0, length);
+  const auto positions =
+      torch::arange(length, index.options()).unsqueeze(0).expand({rows, length});
+  // [num_slots, capacity, heads, depth] indexed by (slot, position) -> [rows, length, heads, depth]
+  const auto picked = cache.permute({0, 2, 1, 3}).index({index, positions});
+  out.narrow(2, 0, length).copy_(picked.permute({0, 2, 1, 3}));
+  return out;
+}
+
+// Lays the caches out one slot per row again (slots[r][p] = r).
+void compact_slots(TransformerDecoderState& state) {
+  for (auto& layer : state.layers) {
+    if (!layer.self_keys.defined()) continue;
+    layer.self_keys = gather_slots(layer.self_keys, state.slots, state.length);
+    layer.self_values = gather_slots(layer.self_values, state.slots, state.length);
+  }
+  const int64_t rows = state.slots.size(0);
+  state.slots.copy_(torch::arange(rows, state.slots.options()).unsqueeze(1).expand_as(state.slots));
+}
 
 // The largest of `candidates` (descending) by which rows of `source`
 // [rows] can be cut into blocks of one value each.
@@ -199,6 +232,16 @@ torch::Tensor Transformer::forward(const torch::Tensor& inputs, const torch::Ten
   return logits(decode(targets, encoded.first, encoded.second));
 }
 
+torch::Tensor Transformer::forward_labelled(const torch::Tensor& inputs,
+                                            const torch::Tensor& targets) {
+  TORCH_CHECK(inputs.size(0) == targets.size(0),
+              "inputs and targets differ in batch size: ", inputs.size(0), " and ",
+              targets.size(0));
+  auto encoded = encode(inputs);
+  const auto body = decode(targets, encoded.first, encoded.second);
+  return logits(body.reshape({-1, body.size(-1)}).index_select(0, labelled_positions(targets)));
+}
+
 std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& inputs) {
   if (!causal_) {
     throw Error("incremental decoding needs causal_decoder_self_attention=true.");
@@ -214,6 +257,8 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
   }
   // Reordered at every beam step and read for its batch size only.
   state->encoder_output = memory.narrow(1, 0, 0);
+  state->use_slots = !is_training() && decode_attention_supported(memory);
+  if (state->use_slots) state->slots = torch::zeros({memory.size(0), 0}, torch::kLong);
   return state;
 }
 
@@ -225,12 +270,22 @@ void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) 
   const int64_t rows = state->batch_size(), new_rows = idx.size(0);
   state->encoder_output = state->encoder_output.index_select(0, idx);
   state->encoder_padding = state->encoder_padding.index_select(0, idx);
-  // Self-attention caches are reordered whole, unused capacity included, so
-  // that the next step still appends in place.
-  for (auto& layer : state->layers) {
-    if (layer.self_keys.defined()) {
-      layer.self_keys = layer.self_keys.index_select(0, idx);
-      layer.self_values = layer.self_values.index_select(0, idx);
+  if (state->use_slots) {
+    // Only the table moves. Rows that outgrow the slots (more rows than the
+    // caches were made for) lay the caches out anew; fewer rows (sentences
+    // done) leave slots unused, which costs memory the batch had at its
+    // start anyway, and no time.
+    state->slots = state->slots.index_select(0, idx);
+    const auto& first = state->layers.empty() ? torch::Tensor() : state->layers[0].self_keys;
+    if (first.defined() && new_rows > first.size(0)) compact_slots(*state);
+  } else {
+    // Self-attention caches are reordered whole, unused capacity included,
+    // so that the next step still appends in place.
+    for (auto& layer : state->layers) {
+      if (layer.self_keys.defined()) {
+        layer.self_keys = layer.self_keys.index_select(0, idx);
+        layer.self_values = layer.self_values.index_select(0, idx);
+      }
     }
   }
   // The memory row each new row reads. Blocks of rows reading one memory
@@ -266,8 +321,21 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   const auto mask =
       own ? own->memory_mask : attention_mask_from_padding(state.encoder_padding);
   const int64_t group = own ? own->group : 1;
+  torch::Tensor slots;
+  if (own && own->use_slots) {
+    // The new position of row r goes to slot r.
+    auto& table = own->slots;
+    const int64_t rows = state.batch_size();
+    if (table.size(1) <= state.length) {
+      auto grown = torch::empty({rows, std::max<int64_t>(16, 2 * table.size(1))}, table.options());
+      grown.narrow(1, 0, state.length).copy_(table.narrow(1, 0, state.length));
+      table = grown;
+    }
+    table.select(1, state.length).copy_(torch::arange(rows, table.options()));
+    slots = table;
+  }
   for (size_t i = 0; i < decoder_.size(); ++i) {
-    x = decoder_[i]->step(x, state.layers[i], state.length, mask, group);
+    x = decoder_[i]->step(x, state.layers[i], state.length, mask, group, slots);
   }
   x = decoder_final_(torch::Tensor(), x);
   ++state.length;

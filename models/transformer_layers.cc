@@ -1,5 +1,7 @@
 #include "models/transformer_layers.h"
 
+#include "models/decode_attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,10 +51,13 @@ void check_divisible(const std::string& name, int64_t value, int64_t num_heads) 
 
 // Grows a self-attention cache [batch, heads, capacity, depth] so that it has
 // room at `length`; doubling keeps the copies amortised O(1) per step.
+// A cache read through slots (decode_attention.h) may hold more slots than
+// `like` has rows; they are all kept.
 void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t length) {
   if (cache.defined() && length < cache.size(2)) return;
   const int64_t capacity = std::max<int64_t>(16, 2 * (cache.defined() ? cache.size(2) : 0));
-  auto grown = torch::empty({like.size(0), like.size(1), capacity, like.size(3)}, like.options());
+  const int64_t slots = cache.defined() ? cache.size(0) : like.size(0);
+  auto grown = torch::empty({slots, like.size(1), capacity, like.size(3)}, like.options());
   if (length > 0) grown.narrow(2, 0, length).copy_(cache.narrow(2, 0, length));
   cache = grown;
 }
@@ -223,16 +228,19 @@ torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const 
   return x.view({x.size(0), x.size(1), num_heads_, -1}).transpose(1, 2);
 }
 
+// T2T scales queries by (key depth per head)^-0.5, which is also what
+// scaled_dot_product_attention does; said explicitly so that it stays so.
+double MultiheadAttentionImpl::query_scale() const {
+  return 1.0 / std::sqrt(static_cast<double>(key_channels_ / num_heads_));
+}
+
 torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v, const torch::Tensor& mask,
                                              bool causal) {
   std::optional<torch::Tensor> attn_mask;
   if (mask.defined()) attn_mask = mask;
-  // T2T scales queries by (key depth per head)^-0.5, which is also what
-  // scaled_dot_product_attention does; said explicitly so that it stays so.
-  const double scale = 1.0 / std::sqrt(static_cast<double>(key_channels_ / num_heads_));
   auto out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
-                                                 causal, scale);
+                                                 causal, query_scale());
   // [batch, heads, length, depth] -> [batch, length, heads * depth]; the CPU
   // flash kernel already lays its output out that way, so this is a view.
   out = out.transpose(1, 2).reshape({q.size(0), q.size(2), value_channels_});
@@ -268,22 +276,38 @@ torch::Tensor MultiheadAttentionImpl::memory_attention_step(const torch::Tensor&
   TORCH_CHECK(x.size(1) == 1 && rows == keys.size(0) * group,
               "memory_attention_step: ", rows, " rows of one position for ", keys.size(0),
               " memory rows of ", group);
+  const auto projected = q_->forward(x);
+  if (decode_attention_supported(projected) && !(is_training() && dropout_ > 0)) {
+    const auto q = projected.view({rows, num_heads_, -1});
+    const auto allowed = mask.view({keys.size(0), keys.size(2)});
+    const auto out = attend_memory(q, keys, values, allowed, group, query_scale());
+    return output_->forward(out).view({rows, 1, -1});
+  }
   // [rows, 1, heads * depth] -> [memory rows, heads, group, depth]
-  auto q = q_->forward(x).view({keys.size(0), group, num_heads_, -1}).transpose(1, 2);
+  auto q = projected.view({keys.size(0), group, num_heads_, -1}).transpose(1, 2);
   return attend(q, keys, values, mask, false).view({rows, 1, -1});
 }
 
 torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x,
                                                           torch::Tensor& keys,
-                                                          torch::Tensor& values, int64_t length) {
+                                                          torch::Tensor& values, int64_t length,
+                                                          const torch::Tensor& slots) {
   auto parts =
       qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
   auto k = split_heads(parts[1]);
   auto v = split_heads(parts[2]);
   reserve_cache(keys, k, length);
   reserve_cache(values, v, length);
-  keys.narrow(2, length, 1).copy_(k);
-  values.narrow(2, length, 1).copy_(v);
+  const int64_t rows = x.size(0);
+  TORCH_CHECK(rows <= keys.size(0), "self_attention_step: ", rows, " rows for a cache of ",
+              keys.size(0), " slots");
+  keys.narrow(0, 0, rows).narrow(2, length, 1).copy_(k);
+  values.narrow(0, 0, rows).narrow(2, length, 1).copy_(v);
+  if (slots.defined()) {
+    const auto q = parts[0].view({rows, num_heads_, -1});
+    return output_->forward(attend_slots(q, keys, values, slots, length + 1, query_scale()))
+        .view({rows, 1, -1});
+  }
   // Every cached position precedes the query: no mask needed.
   return attend(split_heads(parts[0]), keys.narrow(2, 0, length + 1),
                 values.narrow(2, 0, length + 1), torch::Tensor(), false);
@@ -348,9 +372,10 @@ void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerC
 }
 
 torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
-                                     const torch::Tensor& memory_mask, int64_t group) {
+                                     const torch::Tensor& memory_mask, int64_t group,
+                                     const torch::Tensor& slots) {
   auto y = self_attention_->self_attention_step(pre_self_(torch::Tensor(), x), cache.self_keys,
-                                                cache.self_values, length);
+                                                cache.self_values, length, slots);
   x = post_self_(x, y);
   y = memory_attention_->memory_attention_step(pre_memory_(torch::Tensor(), x), cache.memory_keys,
                                                cache.memory_values, memory_mask, group);

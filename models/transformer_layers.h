@@ -109,12 +109,17 @@ class MultiheadAttentionImpl : public torch::nn::Module {
 
   // One decoding step, x [batch, 1, hidden]: writes its key and value at
   // position `length` of the caches (growing them when full) and attends to
-  // positions [0, length].
+  // positions [0, length]. With `slots` (decode_attention.h; CPU float32),
+  // row r writes slot r and reads position p from slot slots[r][p], so the
+  // caches may hold more slots than rows and need no reordering; without,
+  // row r is slot r throughout.
   torch::Tensor self_attention_step(const torch::Tensor& x, torch::Tensor& keys,
-                                    torch::Tensor& values, int64_t length);
+                                    torch::Tensor& values, int64_t length,
+                                    const torch::Tensor& slots = torch::Tensor());
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;
+  double query_scale() const;
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                        const torch::Tensor& mask, bool causal);
 
@@ -173,8 +178,10 @@ class DecoderLayerImpl : public torch::nn::Module {
   // Position `length` alone: x [batch, 1, hidden]. The cache's memory
   // keys/values and memory_mask [batch / group, 1, 1, input_length] have one
   // row per `group` consecutive rows of x (see memory_attention_step).
+  // `slots`: see MultiheadAttention::self_attention_step.
   torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
-                     const torch::Tensor& memory_mask, int64_t group = 1);
+                     const torch::Tensor& memory_mask, int64_t group = 1,
+                     const torch::Tensor& slots = torch::Tensor());
 
  private:
   bool causal_;

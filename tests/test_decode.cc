@@ -18,6 +18,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/decode/beam_search.h"
+#include "t2t/decode/top_candidates.h"
 #include "t2t/text/text_encoder.h"
 
 using t2t::Hypothesis;
@@ -414,5 +415,27 @@ TEST_CASE("search on the Transformer's cache equals uncached forward()", "[decod
   for (int64_t s = 0; s < inputs.size(0); ++s) {
     CHECK(dropped[s][0].ids == kept[s][0].ids);
     CHECK(dropped[s][0].score == Approx(kept[s][0].score).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decode]") {
+  torch::manual_seed(21);
+  for (int64_t vocab : {3, 50, 1000}) {
+    const int64_t rows = 5, beams = 4, count = 8;
+    const auto logits = torch::randn({rows * beams, vocab}) * 4;
+    auto alive = torch::randn({rows, beams}) * 3 - 5;
+    alive[0].narrow(0, 1, 3).fill_(-std::numeric_limits<float>::infinity());  // first step
+    alive[3][2] = -std::numeric_limits<float>::infinity();
+    const auto got = t2t::top_candidates(logits, alive, count, 1.7);
+    const auto want = t2t::top_candidates_aten(logits, alive, count, 1.7);
+    INFO("vocab " << vocab);
+    CHECK(torch::allclose(got.log_probs, want.log_probs, 1e-5, 1e-5));
+    CHECK(torch::allclose(got.scores, want.scores, 1e-5, 1e-5));
+    // Where the values are finite and distinct, the same candidates in the
+    // same order.
+    const auto finite = want.log_probs.isfinite();
+    CHECK(torch::equal(got.beams.masked_select(finite), want.beams.masked_select(finite)));
+    CHECK(torch::equal(got.ids.masked_select(finite), want.ids.masked_select(finite)));
+    CHECK(torch::equal(got.log_probs.isfinite(), finite));
   }
 }

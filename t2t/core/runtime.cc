@@ -32,11 +32,10 @@ std::string resolve_device(const std::string& flag) {
   if (f == "cpu") return "cpu";
   if (f == "cuda" || starts_with(f, "cuda:")) {
     if (!torch::cuda::is_available())
-      throw Error("--device=" + flag + " asks for CUDA, but " +
-                  (torch::cuda::device_count() == 0 && at::hasCUDA()
-                       ? std::string("no CUDA GPU is visible on this machine")
-                       : std::string("this LibTorch was built without CUDA")) +
-                  ". Use --device=cpu (or auto).");
+      // LibTorch cannot tell a missing driver from a build without CUDA.
+      throw Error("--device=" + flag +
+                  " asks for CUDA, but no CUDA device is available (no GPU visible, no "
+                  "driver, or a LibTorch built without CUDA). Use --device=cpu (or auto).");
     int index = 0;
     if (f.size() > 5) {
       try {

@@ -1,5 +1,7 @@
 #include "t2t/decode/beam_search.h"
 
+#include "t2t/decode/top_candidates.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -186,15 +188,12 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
 
     // Grow every alive hypothesis by every id; keep the 2K best by penalised
     // score, enough that K of them are not EOS.
-    const auto log_probs =
-        (torch::log_softmax(logits.to(torch::kFloat), -1).view({rows, K, V}) +
-         b.alive_log_probs.unsqueeze(2))
-            .view({rows, K * V});
-    const double penalty = length_penalty(i + 1, options.alpha);
-    auto [top_scores, top_index] = (log_probs / penalty).topk(2 * K, 1);
-    const auto top_log_probs = log_probs.gather(1, top_index);
-    const auto top_beam = top_index.div(V, "floor");
-    const auto top_ids = top_index.remainder(V);
+    const Candidates top =
+        top_candidates(logits, b.alive_log_probs, 2 * K, length_penalty(i + 1, options.alpha));
+    const auto& top_scores = top.scores;
+    const auto& top_log_probs = top.log_probs;
+    const auto& top_beam = top.beams;
+    const auto& top_ids = top.ids;
     const auto top_seq =
         torch::cat({b.alive_seq.gather(1, top_beam.unsqueeze(2).expand({rows, 2 * K, i})),
                     top_ids.unsqueeze(2)},

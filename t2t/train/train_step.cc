@@ -119,8 +119,11 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
     LossSum l;
     {
       AutocastScope autocast(device_.type(), autocast_);
-      auto logits = model_.forward(inputs, targets);
-      l = smoothed_cross_entropy(logits, targets, label_smoothing_);
+      // Padded positions weigh nothing in the loss: only the labelled ones
+      // are projected onto the vocabulary.
+      const auto logits = model_.forward_labelled(inputs, targets);
+      const auto labels = targets.masked_select(targets.ne(0));
+      l = smoothed_cross_entropy(logits.unsqueeze(0), labels.unsqueeze(0), label_smoothing_);
     }
     local_loss += l.loss_sum.item<double>();
     if (reducer_ && m + 1 == micro_batches.size()) {

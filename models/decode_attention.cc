@@ -1,0 +1,155 @@
+#include "models/decode_attention.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "t2t/core/error.h"
+#include "t2t/core/fast_math.h"
+
+namespace t2t {
+namespace {
+
+// The arithmetic of one (row, head) pair, compiled for AVX-512, AVX2 and
+// plain x86-64 (fast_math.h). Plain loops with fixed-width partial sums and
+// no calls: the compiler vectorizes them without reassociating anything.
+// softmax(q·k_p * scale) over the n positions, then sum_p w_p v_p into out
+// (zeroed by the caller). scores: room for n floats.
+T2T_VECTOR_CLONES
+void attend_pair(const float* q, const float* const* keys, const float* const* values, int64_t n,
+                 int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {
+  if (n == 0) return;
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t p = 0; p < n; ++p) {
+    const float* k = keys[p];
+    float acc[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 16 <= depth; i += 16)
+      for (int j = 0; j < 16; ++j) acc[j] += q[i + j] * k[i + j];
+    for (; i < depth; ++i) acc[i & 15] += q[i] * k[i];
+    float sum = 0;
+    for (int j = 0; j < 16; ++j) sum += acc[j];
+    scores[p] = sum * scale;
+    best = std::max(best, scores[p]);
+  }
+  float total = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    scores[p] = exp_nonpositive(scores[p] - best);
+    total += scores[p];
+  }
+  const float norm = 1.0f / total;
+  for (int64_t p = 0; p < n; ++p) {
+    const float w = scores[p] * norm;
+    const float* v = values[p];
+    for (int64_t i = 0; i < value_depth; ++i) out[i] += w * v[i];
+  }
+}
+
+void check_last_contiguous(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(t.stride(-1) == 1 || t.size(-1) == 1, "decode attention: ", name,
+              " needs a contiguous last dimension, got strides ", t.strides());
+}
+
+// The shared loop over (row, head) pairs. `key_at(row, head, p)` /
+// `value_at(row, head, p)` give the vectors, `visible(row, p)` says whether
+// position p counts.
+template <typename KeyAt, typename ValueAt, typename Visible>
+at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, double scale,
+                  KeyAt key_at, ValueAt value_at, Visible visible) {
+  const int64_t rows = q.size(0), heads = q.size(1), depth = q.size(2);
+  auto out = at::zeros({rows, heads * value_depth}, q.options());
+  const float* qp = q.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  const int64_t q_row = q.stride(0), q_head = q.stride(1);
+  const float s = static_cast<float>(scale);
+  // Small problems run on the calling thread: waking the pool costs more.
+  const int64_t work = rows * heads * positions * (depth + value_depth);
+  const int64_t grain = work < (1 << 16) ? rows * heads : std::max<int64_t>(1, heads);
+  at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(static_cast<size_t>(positions));
+    std::vector<const float*> k(static_cast<size_t>(positions)), v(k.size());
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t r = i / heads, h = i % heads;
+      int64_t n = 0;
+      for (int64_t p = 0; p < positions; ++p) {
+        if (!visible(r, p)) continue;
+        k[n] = key_at(r, h, p);
+        v[n] = value_at(r, h, p);
+        ++n;
+      }
+      attend_pair(qp + r * q_row + h * q_head, k.data(), v.data(), n, depth, value_depth, s,
+                  scores.data(), op + r * heads * value_depth + h * value_depth);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+bool decode_attention_supported(const at::Tensor& like) {
+  return like.device().is_cpu() && like.scalar_type() == at::kFloat;
+}
+
+at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                        const at::Tensor& slots, int64_t length, double scale) {
+  TORCH_CHECK(q.dim() == 3 && keys.dim() == 4 && values.dim() == 4 && slots.dim() == 2,
+              "attend_slots: q [rows, heads, depth], keys/values [slots, heads, capacity, depth], "
+              "slots [rows, length]; got ", q.sizes(), ", ", keys.sizes(), ", ", values.sizes(),
+              ", ", slots.sizes());
+  TORCH_CHECK(slots.size(0) == q.size(0) && slots.size(1) >= length && keys.size(2) >= length &&
+                  keys.size(1) == q.size(1) && keys.size(3) == q.size(2) &&
+                  values.size(2) >= length && values.size(0) == keys.size(0),
+              "attend_slots: shapes do not fit: q ", q.sizes(), ", keys ", keys.sizes(),
+              ", values ", values.sizes(), ", slots ", slots.sizes(), ", length ", length);
+  TORCH_CHECK(slots.scalar_type() == at::kLong && slots.is_contiguous(),
+              "attend_slots: slots must be contiguous int64");
+  for (const auto* t : {&q, &keys, &values}) check_last_contiguous(*t, "q/keys/values");
+  const int64_t* table = slots.data_ptr<int64_t>();
+  const int64_t table_row = slots.size(1), num_slots = keys.size(0);
+  const float* kp = keys.data_ptr<float>();
+  const float* vp = values.data_ptr<float>();
+  const auto ks = keys.strides(), vs = values.strides();
+  for (int64_t r = 0; r < slots.size(0); ++r)
+    for (int64_t p = 0; p < length; ++p) {
+      const int64_t s = table[r * table_row + p];
+      TORCH_CHECK(s >= 0 && s < num_slots, "attend_slots: slot ", s, " of row ", r, " position ",
+                  p, " is not one of the ", num_slots, " slots");
+    }
+  auto slot = [&](int64_t r, int64_t p) { return table[r * table_row + p]; };
+  return attend(
+      q, length, values.size(3), scale,
+      [&](int64_t r, int64_t h, int64_t p) { return kp + slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
+      [&](int64_t r, int64_t h, int64_t p) { return vp + slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
+      [](int64_t, int64_t) { return true; });
+}
+
+at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                         const at::Tensor& allowed, int64_t group, double scale) {
+  TORCH_CHECK(q.dim() == 3 && keys.dim() == 4 && values.dim() == 4 && allowed.dim() == 2,
+              "attend_memory: q [rows, heads, depth], keys/values [memory rows, heads, length, "
+              "depth], allowed [memory rows, length]; got ", q.sizes(), ", ", keys.sizes(), ", ",
+              values.sizes(), ", ", allowed.sizes());
+  TORCH_CHECK(group >= 1 && q.size(0) == keys.size(0) * group && keys.size(1) == q.size(1) &&
+                  keys.size(3) == q.size(2) && values.sizes().slice(0, 3) == keys.sizes().slice(0, 3) &&
+                  allowed.size(0) == keys.size(0) && allowed.size(1) == keys.size(2),
+              "attend_memory: shapes do not fit: q ", q.sizes(), ", keys ", keys.sizes(),
+              ", values ", values.sizes(), ", allowed ", allowed.sizes(), ", group ", group);
+  for (const auto* t : {&q, &keys, &values}) check_last_contiguous(*t, "q/keys/values");
+  const auto keep = allowed.to(at::kBool).contiguous();
+  const bool* kept = keep.data_ptr<bool>();
+  const int64_t length = keys.size(2);
+  const float* kp = keys.data_ptr<float>();
+  const float* vp = values.data_ptr<float>();
+  const auto ks = keys.strides(), vs = values.strides();
+  return attend(
+      q, length, values.size(3), scale,
+      [&](int64_t r, int64_t h, int64_t p) { return kp + (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
+      [&](int64_t r, int64_t h, int64_t p) { return vp + (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
+      [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
+}
+
+}  // namespace t2t

@@ -1,0 +1,45 @@
+// Attention for one decoding step on the CPU: one query per row and head.
+//
+// At beam-search sizes (a few hundred (row, head) pairs, tens of positions,
+// depth 32-64) a general attention kernel spends most of its time setting
+// up each pair, and reordering the beams' self-attention caches at every
+// step copies them whole. These kernels do the arithmetic directly, and the
+// self-attention one reads each row's history through a table of slots, so
+// that reordering beams moves a row of that table instead of the keys and
+// values (the Transformer's decoding state keeps the table).
+//
+// Float32 on the CPU only; the callers use scaled_dot_product_attention
+// elsewhere. Every tensor's last dimension must be contiguous; the others
+// may have any strides.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace t2t {
+
+// Whether the kernels below take tensors of this device and type.
+bool decode_attention_supported(const at::Tensor& like);
+
+// Self-attention over a cache whose position p of row r lives in slot
+// slots[r][p].
+//   q       [rows, heads, depth]
+//   keys    [num_slots, heads, capacity, key_depth] (key_depth == depth)
+//   values  [num_slots, heads, capacity, value_depth]
+//   slots   [rows, >= length] int64, each in [0, num_slots)
+// Attends to positions [0, length) -> [rows, heads * value_depth].
+at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                        const at::Tensor& slots, int64_t length, double scale);
+
+// Encoder-decoder attention where `group` consecutive rows share a row of
+// the memory (the beams of one sentence).
+//   q       [rows, heads, depth]
+//   keys    [rows / group, heads, memory_length, depth]
+//   values  [rows / group, heads, memory_length, value_depth]
+//   allowed [rows / group, memory_length] bool: false at padding
+// -> [rows, heads * value_depth].
+at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                         const at::Tensor& allowed, int64_t group, double scale);
+
+}  // namespace t2t

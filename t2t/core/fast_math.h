@@ -1,0 +1,40 @@
+// Small numeric helpers for hand-written CPU kernels (decoding attention,
+// beam candidates): an exp that vectorizes, and per-CPU compiled clones.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+// Compiles a function for AVX-512, AVX2 and plain x86-64 and picks one at
+// load time, so that a portable build still runs the vector units.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define T2T_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define T2T_VECTOR_CLONES
+#endif
+
+namespace t2t {
+
+// exp(x) for x <= 0, within about 1 ulp of expf, with no call or branch the
+// compiler cannot vectorize: x = n ln2 + r with |r| <= ln2/2, exp(r) by the
+// degree-6 polynomial of Cephes' expf, times 2^n through the exponent bits.
+// Below -87 the result is 0 (where expf's is below 2^-125 anyway).
+inline float exp_nonpositive(float x) {
+  const float clamped = x < -87.0f ? -87.0f : x;
+  const float magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float n = (clamped * 1.44269504088896341f + magic) - magic;
+  const float r = (clamped - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float e = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.0f ? 0.0f : e * scale;
+}
+
+}  // namespace t2t

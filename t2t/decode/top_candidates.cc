@@ -1,0 +1,141 @@
+#include "t2t/decode/top_candidates.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "t2t/core/fast_math.h"
+
+namespace t2t {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// out[v] = ((x[v] - max) - log(sum_v exp(x[v] - max))) + base, as
+// log_softmax followed by adding the hypothesis's log-probability.
+T2T_VECTOR_CLONES
+void grown_log_probs(const float* x, int64_t n, float base, float* out) {
+  float best = kNegInf;
+  for (int64_t v = 0; v < n; ++v) best = std::max(best, x[v]);
+  float partial[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t v = 0;
+  for (; v + 16 <= n; v += 16)
+    for (int j = 0; j < 16; ++j) partial[j] += exp_nonpositive(x[v + j] - best);
+  for (; v < n; ++v) partial[v & 15] += exp_nonpositive(x[v] - best);
+  float total = 0;
+  for (int j = 0; j < 16; ++j) total += partial[j];
+  const float log_total = std::log(total);
+  for (int64_t u = 0; u < n; ++u) out[u] = ((x[u] - best) - log_total) + base;
+}
+
+// Keeps the `count` largest values seen, best first; a later equal value
+// does not displace an earlier one.
+struct TopList {
+  std::vector<float> value;
+  std::vector<int64_t> index;
+  int64_t size = 0;
+  explicit TopList(int64_t count) : value(count), index(count) {}
+  float threshold() const {
+    return size < static_cast<int64_t>(value.size()) ? kNegInf : value[size - 1];
+  }
+  void offer(float x, int64_t i) {
+    const int64_t cap = static_cast<int64_t>(value.size());
+    if (size == cap && !(x > value[size - 1])) return;
+    int64_t at = size < cap ? size++ : cap - 1;
+    while (at > 0 && x > value[at - 1]) {
+      value[at] = value[at - 1];
+      index[at] = index[at - 1];
+      --at;
+    }
+    value[at] = x;
+    index[at] = i;
+  }
+};
+
+Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& alive_in,
+                              int64_t count, double penalty) {
+  const auto logits = logits_in.contiguous();
+  const auto alive = alive_in.to(at::kFloat).contiguous();
+  const int64_t rows = alive.size(0), beams = alive.size(1), vocab = logits.size(1);
+  auto long_opts = at::TensorOptions().dtype(at::kLong);
+  Candidates c;
+  c.scores = at::empty({rows, count}, alive.options());
+  c.log_probs = at::empty({rows, count}, alive.options());
+  c.beams = at::empty({rows, count}, long_opts);
+  c.ids = at::empty({rows, count}, long_opts);
+  const float* x = logits.data_ptr<float>();
+  const float* a = alive.data_ptr<float>();
+  float* scores = c.scores.data_ptr<float>();
+  float* lps = c.log_probs.data_ptr<float>();
+  int64_t* bs = c.beams.data_ptr<int64_t>();
+  int64_t* ids = c.ids.data_ptr<int64_t>();
+  const float pen = static_cast<float>(penalty);
+  at::parallel_for(0, rows, rows * beams * vocab < (1 << 18) ? rows : 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> grown(static_cast<size_t>(vocab));
+    for (int64_t r = begin; r < end; ++r) {
+      TopList top(count);
+      for (int64_t k = 0; k < beams; ++k) {
+        const float base = a[r * beams + k];
+        const int64_t offset = k * vocab;
+        if (base == kNegInf) {
+          // A dead beam's candidates are all -inf: they only fill places
+          // nothing better took, lowest indices first.
+          for (int64_t v = 0; v < vocab && top.size < count; ++v) top.offer(kNegInf, offset + v);
+          continue;
+        }
+        grown_log_probs(x + (r * beams + k) * vocab, vocab, base, grown.data());
+        float threshold = top.threshold();
+        for (int64_t v = 0; v < vocab; ++v) {
+          if (grown[v] > threshold || (top.size < count)) {
+            top.offer(grown[v], offset + v);
+            threshold = top.threshold();
+          }
+        }
+      }
+      for (int64_t j = 0; j < count; ++j) {
+        const float lp = top.value[j];
+        lps[r * count + j] = lp;
+        scores[r * count + j] = lp / pen;
+        bs[r * count + j] = top.index[j] / vocab;
+        ids[r * count + j] = top.index[j] % vocab;
+      }
+    }
+  });
+  return c;
+}
+
+}  // namespace
+
+Candidates top_candidates_aten(const at::Tensor& logits, const at::Tensor& alive_log_probs,
+                               int64_t count, double penalty) {
+  const int64_t rows = alive_log_probs.size(0), beams = alive_log_probs.size(1);
+  const int64_t vocab = logits.size(1);
+  const auto log_probs = (at::log_softmax(logits.to(at::kFloat), -1).view({rows, beams, vocab}) +
+                          alive_log_probs.unsqueeze(2))
+                             .view({rows, beams * vocab});
+  Candidates c;
+  at::Tensor index;
+  std::tie(c.scores, index) = (log_probs / penalty).topk(count, 1);
+  c.log_probs = log_probs.gather(1, index);
+  c.beams = index.div(vocab, "floor");
+  c.ids = index.remainder(vocab);
+  return c;
+}
+
+Candidates top_candidates(const at::Tensor& logits, const at::Tensor& alive_log_probs,
+                          int64_t count, double penalty) {
+  TORCH_CHECK(logits.dim() == 2 && alive_log_probs.dim() == 2 &&
+                  logits.size(0) == alive_log_probs.size(0) * alive_log_probs.size(1) &&
+                  count >= 1 && count <= alive_log_probs.size(1) * logits.size(1),
+              "top_candidates: logits ", logits.sizes(), ", alive log-probabilities ",
+              alive_log_probs.sizes(), ", count ", count);
+  if (logits.device().is_cpu() && logits.scalar_type() == at::kFloat)
+    return top_candidates_cpu(logits, alive_log_probs, count, penalty);
+  return top_candidates_aten(logits, alive_log_probs, count, penalty);
+}
+
+}  // namespace t2t

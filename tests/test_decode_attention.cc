@@ -1,0 +1,153 @@
+// The CPU kernels of one decoding step (models/decode_attention.h) against
+// scaled_dot_product_attention, and the Transformer's slot-table caches
+// against caches reordered in place.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "models/decode_attention.h"
+#include "models/transformer.h"
+#include "t2t/core/hparams.h"
+#include "t2t/decode/beam_search.h"
+#include "t2t/text/text_encoder.h"
+
+namespace {
+
+double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("attend_slots equals attention over the gathered history", "[decode_attention]") {
+  torch::manual_seed(3);
+  const int64_t rows = 6, heads = 4, depth = 12, value_depth = 10, num_slots = 9, capacity = 16;
+  const auto keys = torch::randn({num_slots, heads, capacity, depth});
+  const auto values = torch::randn({num_slots, heads, capacity, value_depth});
+  const auto slots = torch::randint(0, num_slots, {rows, capacity}, torch::kLong);
+  // Queries as a strided view, as the fused projection hands them over.
+  const auto q = torch::randn({rows, 3 * heads * depth}).narrow(1, 0, heads * depth).view({rows, heads, depth});
+  const double scale = 0.3;
+  for (int64_t length : {1, 5, 16}) {
+    INFO("length " << length);
+    const auto got = t2t::attend_slots(q, keys, values, slots, length, scale);
+    REQUIRE(got.sizes() == torch::IntArrayRef({rows, heads * value_depth}));
+    // The history of each row, gathered by hand.
+    std::vector<torch::Tensor> k_rows, v_rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<torch::Tensor> ks, vs;
+      for (int64_t p = 0; p < length; ++p) {
+        const int64_t s = slots[r][p].item<int64_t>();
+        ks.push_back(keys[s].select(1, p));
+        vs.push_back(values[s].select(1, p));
+      }
+      k_rows.push_back(torch::stack(ks, 1));  // [heads, length, depth]
+      v_rows.push_back(torch::stack(vs, 1));
+    }
+    const auto want = torch::scaled_dot_product_attention(q.unsqueeze(2), torch::stack(k_rows),
+                                                          torch::stack(v_rows), {}, 0.0, false, scale)
+                          .reshape({rows, heads * value_depth});
+    CHECK(max_diff(got, want) < 1e-5);
+  }
+  auto bad = slots.clone();
+  bad[2][0] = num_slots;
+  CHECK_THROWS(t2t::attend_slots(q, keys, values, bad, 3, scale));
+}
+
+TEST_CASE("attend_memory equals masked attention with shared memory rows", "[decode_attention]") {
+  torch::manual_seed(4);
+  const int64_t memory_rows = 3, group = 4, heads = 2, depth = 8, length = 7;
+  const int64_t rows = memory_rows * group;
+  // Keys and values as views of one projection, as the layer makes them.
+  const auto kv = torch::randn({memory_rows, length, 2 * heads * depth});
+  const auto keys = kv.narrow(2, 0, heads * depth).view({memory_rows, length, heads, depth}).transpose(1, 2);
+  const auto values =
+      kv.narrow(2, heads * depth, heads * depth).view({memory_rows, length, heads, depth}).transpose(1, 2);
+  auto allowed = torch::ones({memory_rows, length}, torch::kBool);
+  allowed[0].narrow(0, 5, 2).fill_(false);
+  allowed[2].narrow(0, 1, 6).fill_(false);
+  const auto q = torch::randn({rows, heads, depth});
+  const auto got = t2t::attend_memory(q, keys, values, allowed, group, 0.25);
+  const auto per_row = [&](const torch::Tensor& t) { return t.repeat_interleave(group, 0); };
+  const auto want = torch::scaled_dot_product_attention(
+                        q.unsqueeze(2), per_row(keys), per_row(values),
+                        per_row(allowed).view({rows, 1, 1, length}), 0.0, false, 0.25)
+                        .reshape({rows, heads * depth});
+  CHECK(max_diff(got, want) < 1e-5);
+  CHECK_THROWS(t2t::attend_memory(q, keys, values, allowed, 3, 0.25));
+}
+
+TEST_CASE("slot-table caches decode as caches reordered in place", "[decode_attention][decode]") {
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", 32);
+  hp.set("filter_size", 64);
+  hp.set("num_heads", 4);
+  for (const char* key : {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout"})
+    hp.set(key, 0.0);
+  torch::manual_seed(9);
+  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{30, 30, false});
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) p.mul_(3.0);  // fewer near-ties
+  }
+  auto inputs = torch::randint(2, 30, {7, 9}, torch::kLong);
+  for (int64_t r = 0; r < inputs.size(0); ++r) {
+    inputs[r][8 - r] = t2t::kEosId;
+    if (r > 0) inputs[r].narrow(0, 9 - r, r).zero_();
+  }
+  t2t::SearchOptions o;
+  o.beam_size = 4;
+  o.extra_length = 20;  // past the first cache capacity (16)
+  o.num_return = 4;
+  o.stop_early = false;
+  // Eval mode uses the slot tables; train mode (no dropout here, so the same
+  // function) reorders the caches in place.
+  model->eval();
+  const auto slotted = t2t::beam_search(*model, inputs, o);
+  model->train();
+  const auto reordered = t2t::beam_search(*model, inputs, o);
+  REQUIRE(slotted.size() == reordered.size());
+  for (size_t s = 0; s < slotted.size(); ++s) {
+    REQUIRE(slotted[s].size() == reordered[s].size());
+    for (size_t k = 0; k < slotted[s].size(); ++k) {
+      INFO("sentence " << s << ", hypothesis " << k);
+      CHECK(slotted[s][k].ids == reordered[s][k].ids);
+      CHECK(slotted[s][k].score == Approx(reordered[s][k].score).epsilon(1e-4));
+    }
+  }
+}
+
+TEST_CASE("slot tables follow the batch as it grows and shrinks mid-sentence",
+          "[decode_attention][decode]") {
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", 32);
+  hp.set("filter_size", 64);
+  hp.set("num_heads", 4);
+  for (const char* key : {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout"})
+    hp.set(key, 0.0);
+  torch::manual_seed(10);
+  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{30, 30, false});
+  const auto inputs = torch::tensor({{5, 6, 7, 1}, {8, 9, 1, 0}}, torch::kLong);
+  auto run = [&](bool slotted) {
+    slotted ? model->eval() : model->train();
+    std::vector<torch::Tensor> out;
+    auto state = model->start_decoding(inputs);
+    auto step = [&](std::vector<int64_t> ids) {
+      out.push_back(model->decode_step(*state, torch::tensor(ids, torch::kLong)));
+    };
+    for (int t = 0; t < 3; ++t) step({3 + t, 10 + t});
+    model->reorder_state(*state, torch::tensor({0, 0, 1, 1, 1}, torch::kLong));  // grows
+    step({4, 5, 6, 7, 8});
+    model->reorder_state(*state, torch::tensor({4, 1, 3, 0, 2}, torch::kLong));  // permutes
+    step({9, 10, 11, 12, 13});
+    model->reorder_state(*state, torch::tensor({2, 2}, torch::kLong));  // shrinks
+    for (int t = 0; t < 15; ++t) step({14, 15});  // past the first capacity
+    return out;
+  };
+  const auto a = run(true), b = run(false);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("step " << i);
+    CHECK(max_diff(a[i], b[i]) < 1e-5);
+  }
+}
