@@ -14,11 +14,11 @@
 namespace t2t {
 namespace {
 
-// The arithmetic of one (row, head) pair, compiled for AVX-512, AVX2 and
-// plain x86-64 (fast_math.h). Plain loops with fixed-width partial sums and
-// no calls: the compiler vectorizes them without reassociating anything.
-// softmax(q·k_p * scale) over the n positions, then sum_p w_p v_p into out
-// (zeroed by the caller). scores: room for n floats.
+// One (row, head) pair: softmax(q·k_p * scale) over the n positions, then
+// sum_p w_p v_p into out (zeroed by the caller); scores has room for n
+// floats. Compiled for AVX-512, AVX2 and plain x86-64 (fast_math.h): plain
+// loops with fixed-width partial sums and no calls, which the compiler
+// vectorizes without reassociating anything.
 T2T_VECTOR_CLONES
 void attend_pair(const float* q, const float* const* keys, const float* const* values, int64_t n,
                  int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -19,6 +21,7 @@
 #include "t2t/data/problem.h"
 #include "t2t/decode/decode_modes.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/decode/parallel_batches.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/text_encoder.h"
@@ -65,20 +68,21 @@ class EchoModel : public t2t::T2TModel {
     auto& state = dynamic_cast<EchoState&>(s);
     state.inputs = state.inputs.index_select(0, index);
   }
-  int64_t batches = 0;
+  std::atomic<int64_t> batches{0};  // batches may run in parallel
 
  private:
   int64_t vocab_;
 };
 
 t2t::Decoder make_decoder(const std::string& decode_hparams, std::shared_ptr<EchoModel>* model_out = nullptr,
-                          int64_t max_length = 256) {
+                          int64_t max_length = 256, int parallel = 0) {
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(decode_hparams, "--decode_hparams");
   t2t::HParams hp;
   hp.add("max_length", max_length);
   auto options = t2t::decode_options(dp, hp);
   options.log_results = false;
+  options.parallel_batches = parallel;
   auto bytes = std::make_shared<t2t::ByteTextEncoder>();
   auto model = std::make_shared<EchoModel>(bytes->vocab_size());
   if (model_out) *model_out = model;
@@ -259,4 +263,43 @@ TEST_CASE("BLEU report checks line counts", "[decode]") {
                     Catch::Contains("--decode_reference=ref.txt has 1 lines"));
   const auto report = t2t::bleu_report({"the cat sat on the mat"}, {"the cat sat on the mat"}, "ref");
   CHECK_THAT(report, Catch::StartsWith("BLEU = 100.00"));
+}
+
+TEST_CASE("batches decoded side by side give what one at a time gives", "[decode]") {
+  std::vector<std::vector<int64_t>> sources;
+  auto bytes = std::make_shared<t2t::ByteTextEncoder>();
+  for (int i = 0; i < 23; ++i) {
+    auto ids = bytes->encode("line " + std::to_string(i) + std::string(i % 7, 'x'));
+    ids.push_back(t2t::kEosId);
+    sources.push_back(ids);
+  }
+  sources.push_back({});  // an empty line among them
+  std::shared_ptr<EchoModel> one_model, many_model;
+  auto one = make_decoder("batch_size=3,beam_size=2", &one_model, 256, 1);
+  auto many = make_decoder("batch_size=3,beam_size=2", &many_model, 256, 3);
+  const auto a = one.translate(sources), b = many.translate(sources);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].texts == b[i].texts);
+    CHECK(a[i].scores == b[i].scores);
+  }
+  CHECK(b[3].texts[0] == "line 3xxx");
+  CHECK(many_model->batches == one_model->batches);
+  CHECK(many.counts().output_tokens == one.counts().output_tokens);
+  CHECK(many.counts().input_tokens == one.counts().input_tokens);
+}
+
+TEST_CASE("for_each_batch runs every batch once and passes on the first error", "[decode]") {
+  CHECK(t2t::parallel_batches(0, 4, 10) == 4);
+  CHECK(t2t::parallel_batches(0, 4, 2) == 2);
+  CHECK(t2t::parallel_batches(3, 1, 10) == 3);
+  CHECK(t2t::parallel_batches(0, 0, 0) == 1);
+  std::vector<std::atomic<int>> seen(50);
+  t2t::for_each_batch(50, 3, 3, [&](int64_t j) { ++seen[j]; });
+  for (const auto& s : seen) CHECK(s == 1);
+  CHECK_THROWS_WITH(t2t::for_each_batch(50, 3, 3,
+                                        [&](int64_t j) {
+                                          if (j == 7) throw t2t::Error("batch 7 failed");
+                                        }),
+                    "batch 7 failed");
 }

@@ -46,6 +46,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
 #include "t2t/decode/beam_search.h"
+#include "t2t/decode/parallel_batches.h"
 #include "t2t/decode/decoder.h"
 #include "t2t/text/text_encoder.h"
 
@@ -66,6 +67,7 @@ struct Options {
   int64_t extra_length = 100;
   int64_t warmup_batches = 1;
   int64_t passes = 1;
+  int parallel_batches = 0;
   std::string write_ids;
   std::string profile;
 };
@@ -261,12 +263,21 @@ void run(Workload& w, const Options& opt, int threads) {
   Profile profile(opt.profile);
   const double cpu0 = cpu_seconds();
   const t2t::Stopwatch clock;
+  // As t2t::Decoder::translate runs them: on the CPU several batches side
+  // by side (parallel_batches.h), each filling its own sentences' results.
+  const int workers = t2t::parallel_batches(opt.parallel_batches, threads,
+                                            static_cast<int64_t>(batches.size()));
+  std::vector<t2t::SearchStats> batch_stats(batches.size());
   for (int64_t pass = 0; pass < opt.passes; ++pass) {
-    for (size_t i = 0; i < batches.size(); ++i) {
-      auto out = t2t::beam_search(*w.model, inputs[i], search, pass == 0 ? &stats : nullptr);
+    t2t::for_each_batch(static_cast<int64_t>(batches.size()), workers, threads, [&](int64_t i) {
+      auto out = t2t::beam_search(*w.model, inputs[i], search, pass == 0 ? &batch_stats[i] : nullptr);
       for (size_t r = 0; r < batches[i].size(); ++r)
         if (!out[r].empty()) results[batches[i][r]] = std::move(out[r][0]);
-    }
+    });
+  }
+  for (const auto& s : batch_stats) {
+    stats.steps += s.steps;
+    stats.row_steps += s.row_steps;
   }
   const double seconds = clock.seconds() / static_cast<double>(opt.passes);
   const double cpu = (cpu_seconds() - cpu0) / static_cast<double>(opt.passes);
@@ -293,6 +304,7 @@ void run(Workload& w, const Options& opt, int threads) {
   o << "{\"side\": \"t2t\", \"model\": " << json_string(w.name) << ", \"beam_size\": "
     << opt.beam_size << ", \"batch_size\": " << opt.batch_size << ", \"alpha\": " << opt.alpha
     << ", \"extra_length\": " << opt.extra_length << ", \"threads\": " << threads
+    << ", \"parallel_batches\": " << workers
     << ", \"sentences\": " << w.sources.size() << ", \"input_tokens\": " << input_tokens
     << ", \"output_tokens\": " << output_tokens << ", \"finished\": " << finished
     << ", \"decoder_steps\": " << stats.steps << ", \"row_steps\": " << stats.row_steps
@@ -343,6 +355,9 @@ int main(int argc, char** argv) {
       ("passes", "Timed passes over all sources; the figures are per pass.",
        cxxopts::value<int64_t>()->default_value("1"))  //
       ("threads", "Intra-op threads; 0: all cores.", cxxopts::value<int>()->default_value("0"))  //
+      ("parallel_batches", "Batches decoded side by side, as t2t-decoder's flag (0: one per "
+       "thread; 1: one at a time with every thread).",
+       cxxopts::value<int>()->default_value("0"))  //
       ("export_dir", "Write model.json, weights.bin and sources.json here for the reference, "
                      "and decode nothing.",
        cxxopts::value<std::string>()->default_value(""))  //
@@ -380,6 +395,7 @@ int main(int argc, char** argv) {
     opt.extra_length = flags["extra_length"].as<int64_t>();
     opt.warmup_batches = flags["warmup_batches"].as<int64_t>();
     opt.passes = flags["passes"].as<int64_t>();
+    opt.parallel_batches = flags["parallel_batches"].as<int>();
     opt.write_ids = flags["write_ids"].as<std::string>();
     opt.profile = flags["profile"].as<std::string>();
     if (opt.batch_size < 1 || opt.passes < 1)

@@ -261,7 +261,12 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   const torch::ScalarType matmul_dtype =
       t2t::autocast_dtype(opt.mixed_precision, device).value_or(torch::kFloat);
   // Each set's GPU peak is its own, as one process per set gives the reference.
-  if (device.is_cuda()) c10::getDeviceAllocator(device.type())->resetPeakStats(device.index());
+  // (The caching allocator exists only once CUDA is initialised, which the
+  // first tensor on the device does.)
+  if (device.is_cuda()) {
+    torch::zeros({1}, torch::TensorOptions().device(device));
+    c10::getDeviceAllocator(device.type())->resetPeakStats(device.index());
+  }
 
   t2t::seed_everything(opt.seed);
   auto batches = synthetic_batches(opt.seed, vocab, hp.get_int("batch_size"));

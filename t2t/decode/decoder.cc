@@ -1,8 +1,11 @@
 #include "t2t/decode/decoder.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 #include <numeric>
 
 #include "models/model_registry.h"
@@ -11,6 +14,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
+#include "t2t/decode/parallel_batches.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/text/tokenizer.h"
 
@@ -139,33 +143,46 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
   const int64_t tokens_before = counts_.output_tokens;
   double last_report = 0.0;
   int64_t done = n - static_cast<int64_t>(order.size());
-  for (size_t start = 0; start < order.size(); start += options_.batch_size) {
-    const size_t end = std::min(order.size(), start + static_cast<size_t>(options_.batch_size));
+  const int64_t batch_size = options_.batch_size;
+  const int64_t batches = (static_cast<int64_t>(order.size()) + batch_size - 1) / batch_size;
+  const int threads = at::get_num_threads();
+  const int workers =
+      device_.is_cpu() ? parallel_batches(options_.parallel_batches, threads, batches) : 1;
+  std::mutex mutex;  // counts_, logging and progress; each batch fills its own rows of `out`
+  for_each_batch(batches, workers, threads, [&](int64_t j) {
+    const size_t start = static_cast<size_t>(j * batch_size);
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
     const int64_t rows = static_cast<int64_t>(end - start);
     const int64_t width = static_cast<int64_t>(sources[order[start]].size());
     auto batch = torch::zeros({rows, width}, torch::kLong);
     auto acc = batch.accessor<int64_t, 2>();
+    int64_t input_tokens = 0, output_tokens = 0;
     for (int64_t r = 0; r < rows; ++r) {
       const auto& ids = sources[order[start + r]];
       for (size_t t = 0; t < ids.size(); ++t) acc[r][t] = ids[t];
-      counts_.input_tokens += static_cast<int64_t>(ids.size());
+      input_tokens += static_cast<int64_t>(ids.size());
     }
     SearchStats stats;
     auto results = beam_search(*model_, batch.to(device_), options_.search, &stats);
-    counts_.search_row_steps += stats.row_steps;
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t index = order[start + r];
-      Translation& t = out[index];
+      Translation& t = out[order[start + r]];
       for (const auto& h : results[r]) {
         t.texts.push_back(target_encoder_->decode(h.ids));
         t.scores.push_back(h.score);
       }
       if (!results[r].empty())
-        counts_.output_tokens +=
+        output_tokens +=
             static_cast<int64_t>(results[r][0].ids.size()) + (results[r][0].finished ? 1 : 0);
-      if (options_.log_results) {
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    counts_.input_tokens += input_tokens;
+    counts_.output_tokens += output_tokens;
+    counts_.search_row_steps += stats.row_steps;
+    if (options_.log_results) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t index = order[start + r];
         spdlog::info("Inference results INPUT: {}", input_encoder_->decode(sources[index]));
-        spdlog::info("Inference results OUTPUT: {}", t.texts.empty() ? "" : t.texts[0]);
+        spdlog::info("Inference results OUTPUT: {}", out[index].texts.empty() ? "" : out[index].texts[0]);
       }
     }
     done += rows;
@@ -175,7 +192,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
       spdlog::info("decoded {}/{} sentences: {:.2f} sentences/s, {:.1f} output tokens/s", done, n,
                    done / now, (counts_.output_tokens - tokens_before) / now);
     }
-  }
+  });
   return out;
 }
 

@@ -34,6 +34,9 @@ struct DecodeOptions {
   int64_t num_samples = -1;      // dev split: decode at most this many (-1: all)
   bool log_results = true;       // log every input and output, as T2T does
   double progress_seconds = 10;  // between progress lines
+  // On the CPU, batches decoded side by side (parallel_batches.h), sharing
+  // LibTorch's threads; 0: one per thread. On CUDA one at a time.
+  int parallel_batches = 0;
 };
 
 // From --decode_hparams (T2T's names) and the model's hparams. Throws
@@ -80,9 +83,10 @@ class Decoder {
 
   // Translates encoded sources (each ending in EOS, or empty) and returns one
   // Translation per source, in their order. Sources are decoded longest
-  // first in batches of batch_size; an empty source gets one empty text
-  // without running the model. Logs progress (sentences/s, output tokens/s)
-  // every progress_seconds.
+  // first in batches of batch_size (several at once on the CPU, see
+  // parallel_batches); an empty source gets one empty text without running
+  // the model. Logs progress (sentences/s, output tokens/s) every
+  // progress_seconds.
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources);
 
   // One output record without the delimiter: the best text, or with
