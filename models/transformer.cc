@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -182,13 +183,19 @@ torch::Tensor Transformer::add_timing(const torch::Tensor& x, int64_t start) {
   torch::Tensor bias;
   if (timing_) {
     const int64_t end = start + x.size(1);
-    if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
-        timing_signal_.device() != x.device()) {
-      const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
-      const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
-      timing_signal_ = timing_signal_1d(positions, config_.hidden_size).to(x.device());
+    torch::Tensor signal;
+    {
+      // Batches may be decoded on several threads at once.
+      std::lock_guard<std::mutex> lock(timing_mutex_);
+      if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
+          timing_signal_.device() != x.device()) {
+        const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
+        const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
+        timing_signal_ = timing_signal_1d(positions, config_.hidden_size).to(x.device());
+      }
+      signal = timing_signal_;
     }
-    bias = timing_signal_.narrow(0, start, x.size(1));
+    bias = signal.narrow(0, start, x.size(1));
   }
   return bias.defined() ? x + bias : x;
 }

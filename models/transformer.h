@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "models/t2t_model.h"
@@ -81,6 +82,7 @@ class Transformer : public T2TModel {
   PrePostProcess encoder_final_{nullptr};
   PrePostProcess decoder_final_{nullptr};
   torch::Tensor timing_signal_;  // [positions, hidden], grown on demand
+  std::mutex timing_mutex_;      // guards timing_signal_
 };
 
 }  // namespace t2t

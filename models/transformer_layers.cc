@@ -150,6 +150,9 @@ torch::Tensor inverted_dropout(const torch::Tensor& x, double rate, bool trainin
                    .random_(std::numeric_limits<int64_t>::min(), std::optional<int64_t>());
   auto bits = words.view(torch::kShort).narrow(0, 0, n).view(x.sizes());
   const int64_t threshold = std::llround((1.0 - rate) * 65536.0) - 32768;
+  // A rate below 2^-17 keeps everything (and 32768 would wrap as a 16-bit
+  // comparison operand).
+  if (threshold > 32767) return x * (1.0 / (1.0 - rate));
   // A multiplier tensor in x's dtype, written by the comparison itself: the
   // cheapest form forward and backward (masked_fill is several times slower).
   auto keep = torch::empty(x.sizes(), x.options().requires_grad(false));
@@ -239,8 +242,25 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
                                              bool causal) {
   std::optional<torch::Tensor> attn_mask;
   if (mask.defined()) attn_mask = mask;
-  auto out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
-                                                 causal, query_scale());
+  torch::Tensor out;
+  if (is_training() && dropout_ > 0 && q.device().is_cpu()) {
+    // The CPU's fused attention kernels have no dropout, so
+    // scaled_dot_product_attention falls back to the same steps as below
+    // but draws its mask with bernoulli_, several times the cost of
+    // inverted_dropout's.
+    auto scores = torch::matmul(q * query_scale(), k.transpose(-2, -1));
+    if (causal) {
+      const auto future =
+          torch::ones({q.size(2), k.size(2)}, q.options().dtype(torch::kBool)).triu(1);
+      scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    }
+    if (mask.defined())
+      scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+    out = torch::matmul(inverted_dropout(torch::softmax(scores, -1), dropout_, true), v);
+  } else {
+    out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
+                                              causal, query_scale());
+  }
   // [batch, heads, length, depth] -> [batch, length, heads * depth]; the CPU
   // flash kernel already lays its output out that way, so this is a view.
   out = out.transpose(1, 2).reshape({q.size(0), q.size(2), value_channels_});

@@ -405,3 +405,21 @@ TEST_CASE("under CPU bf16 autocast the matrix products run in bf16", "[model]") 
   CHECK(logits.scalar_type() == at::kBFloat16);
   CHECK(model->forward(in, out).scalar_type() == at::kFloat);
 }
+
+TEST_CASE("attention dropout on the CPU keeps attention's masks", "[model]") {
+  // A rate so small that no weight is dropped: training mode then runs the
+  // CPU's own dropout path (explicit scores, softmax, inverted_dropout) and
+  // must give what scaled_dot_product_attention gives in eval mode.
+  HParams hp = tiny();
+  hp.set("attention_dropout", 1e-9);
+  hp.set("layer_prepostprocess_dropout", 0.0);
+  hp.set("relu_dropout", 0.0);
+  auto model = make(hp);
+  const auto inputs = ids({{3, 4, 5, 1, 0, 0}, {6, 7, 8, 9, 10, 1}});
+  const auto targets = ids({{7, 8, 1, 0}, {9, 10, 11, 1}});
+  torch::NoGradGuard no_grad;
+  const auto want = model->forward(inputs, targets);
+  model->train();
+  const auto got = model->forward(inputs, targets);
+  CHECK(max_diff(got, want) < 1e-5);
+}
