@@ -22,6 +22,7 @@
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/fused_adam.h"
 #include "t2t/train/train_step.h"
+#include "tests/random_batch.h"
 #include "tests/test_util.h"
 
 using t2t::test::run_command;
@@ -62,21 +63,8 @@ std::shared_ptr<t2t::Transformer> tiny_model(const torch::Device& device, bool d
   return model;
 }
 
-// Random ids with ragged zero padding at the row ends.
 t2t::Batch random_batch(int seed, int64_t rows, int64_t in_len, int64_t out_len) {
-  torch::manual_seed(seed);
-  auto inputs = torch::randint(2, kVocab, {rows, in_len}, torch::kInt64);
-  auto targets = torch::randint(2, kVocab, {rows, out_len}, torch::kInt64);
-  for (int64_t r = 0; r < rows; ++r) {
-    inputs.index_put_({r, torch::indexing::Slice(in_len - r % 3, torch::indexing::None)}, 0);
-    targets.index_put_({r, torch::indexing::Slice(out_len - r % 2, torch::indexing::None)}, 0);
-  }
-  t2t::Batch b;
-  b.inputs = inputs;
-  b.targets = targets;
-  b.input_tokens = inputs.ne(0).sum().item<int64_t>();
-  b.target_tokens = targets.ne(0).sum().item<int64_t>();
-  return b;
+  return t2t::test::random_batch(seed, kVocab, rows, in_len, out_len);
 }
 
 double max_diff(const torch::Tensor& a, const torch::Tensor& b) {

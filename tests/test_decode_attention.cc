@@ -17,6 +17,19 @@ double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>();
 }
 
+// A small Transformer without dropout, so that train() and eval() compute
+// the same function by different paths; vocabulary of 30.
+std::shared_ptr<t2t::Transformer> dropout_free_transformer(uint64_t seed) {
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", 32);
+  hp.set("filter_size", 64);
+  hp.set("num_heads", 4);
+  for (const char* key : {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout"})
+    hp.set(key, 0.0);
+  torch::manual_seed(seed);
+  return std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{30, 30, false});
+}
+
 }  // namespace
 
 TEST_CASE("attend_slots equals attention over the gathered history", "[decode_attention]") {
@@ -78,14 +91,7 @@ TEST_CASE("attend_memory equals masked attention with shared memory rows", "[dec
 }
 
 TEST_CASE("slot-table caches decode as caches reordered in place", "[decode_attention][decode]") {
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.set("hidden_size", 32);
-  hp.set("filter_size", 64);
-  hp.set("num_heads", 4);
-  for (const char* key : {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout"})
-    hp.set(key, 0.0);
-  torch::manual_seed(9);
-  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{30, 30, false});
+  auto model = dropout_free_transformer(9);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : model->parameters()) p.mul_(3.0);  // fewer near-ties
@@ -119,14 +125,7 @@ TEST_CASE("slot-table caches decode as caches reordered in place", "[decode_atte
 
 TEST_CASE("slot tables follow the batch as it grows and shrinks mid-sentence",
           "[decode_attention][decode]") {
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.set("hidden_size", 32);
-  hp.set("filter_size", 64);
-  hp.set("num_heads", 4);
-  for (const char* key : {"layer_prepostprocess_dropout", "attention_dropout", "relu_dropout"})
-    hp.set(key, 0.0);
-  torch::manual_seed(10);
-  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{30, 30, false});
+  auto model = dropout_free_transformer(10);
   const auto inputs = torch::tensor({{5, 6, 7, 1}, {8, 9, 1, 0}}, torch::kLong);
   auto run = [&](bool slotted) {
     slotted ? model->eval() : model->train();

@@ -17,6 +17,7 @@
 #include "t2t/distributed/launcher.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/train_step.h"
+#include "tests/random_batch.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -50,21 +51,7 @@ std::shared_ptr<t2t::T2TModel> tiny_model() {
 // Micro-batch k of the four the tests use: different sizes and lengths, so
 // that weighting by tokens (not by batches) matters.
 t2t::Batch micro_batch(int k) {
-  torch::manual_seed(100 + k);
-  const int64_t rows = 2 + k, in_len = 5 + 2 * k, out_len = 9 - k;
-  auto inputs = torch::randint(2, kVocab, {rows, in_len}, torch::kInt64);
-  auto targets = torch::randint(2, kVocab, {rows, out_len}, torch::kInt64);
-  // Ragged ends: padding inside the batch.
-  for (int64_t r = 0; r < rows; ++r) {
-    inputs.index_put_({r, torch::indexing::Slice(in_len - r % 3, torch::indexing::None)}, 0);
-    targets.index_put_({r, torch::indexing::Slice(out_len - r % 2, torch::indexing::None)}, 0);
-  }
-  t2t::Batch b;
-  b.inputs = inputs;
-  b.targets = targets;
-  b.input_tokens = inputs.ne(0).sum().item<int64_t>();
-  b.target_tokens = targets.ne(0).sum().item<int64_t>();
-  return b;
+  return t2t::test::random_batch(100 + k, kVocab, 2 + k, 5 + 2 * k, 9 - k);
 }
 
 // All the batches as one, padded to the longest.
