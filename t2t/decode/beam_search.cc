@@ -1,7 +1,5 @@
 #include "t2t/decode/beam_search.h"
 
-#include "t2t/decode/top_candidates.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +7,7 @@
 
 #include "models/t2t_model.h"
 #include "t2t/core/error.h"
+#include "t2t/decode/top_candidates.h"
 #include "t2t/text/text_encoder.h"
 
 namespace t2t {
