@@ -231,22 +231,22 @@ torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   return torch::linear(decoder_output, softmax_weights_);
 }
 
-torch::Tensor Transformer::forward(const torch::Tensor& inputs, const torch::Tensor& targets) {
+torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {
   TORCH_CHECK(inputs.size(0) == targets.size(0),
               "inputs and targets differ in batch size: ", inputs.size(0), " and ",
               targets.size(0));
   auto encoded = encode(inputs);
-  return logits(decode(targets, encoded.first, encoded.second));
+  return decode(targets, encoded.first, encoded.second);
+}
+
+torch::Tensor Transformer::forward(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  return logits(body(inputs, targets));
 }
 
 torch::Tensor Transformer::forward_labelled(const torch::Tensor& inputs,
                                             const torch::Tensor& targets) {
-  TORCH_CHECK(inputs.size(0) == targets.size(0),
-              "inputs and targets differ in batch size: ", inputs.size(0), " and ",
-              targets.size(0));
-  auto encoded = encode(inputs);
-  const auto body = decode(targets, encoded.first, encoded.second);
-  return logits(body.reshape({-1, body.size(-1)}).index_select(0, labelled_positions(targets)));
+  const auto h = body(inputs, targets);
+  return logits(h.reshape({-1, h.size(-1)}).index_select(0, labelled_positions(targets)));
 }
 
 std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& inputs) {
@@ -332,13 +332,8 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   if (own && own->use_slots) {
     // The new position of row r goes to slot r.
     auto& table = own->slots;
-    const int64_t rows = state.batch_size();
-    if (table.size(1) <= state.length) {
-      auto grown = torch::empty({rows, std::max<int64_t>(16, 2 * table.size(1))}, table.options());
-      grown.narrow(1, 0, state.length).copy_(table.narrow(1, 0, state.length));
-      table = grown;
-    }
-    table.select(1, state.length).copy_(torch::arange(rows, table.options()));
+    table = with_room(table, 1, state.length);
+    table.select(1, state.length).copy_(torch::arange(state.batch_size(), table.options()));
     slots = table;
   }
   for (size_t i = 0; i < decoder_.size(); ++i) {

@@ -48,6 +48,9 @@ class Transformer : public T2TModel {
   // [..., hidden] -> [..., target_vocab]
   torch::Tensor logits(const torch::Tensor& decoder_output) const;
 
+  // encode() then decode(): [batch, target_len, hidden], before the softmax.
+  torch::Tensor body(const torch::Tensor& inputs, const torch::Tensor& targets);
+
   // The embedding and softmax matrices [vocab, hidden]; the same tensor when
   // shared.
   const torch::Tensor& input_embedding() const { return input_embedding_; }

@@ -50,16 +50,12 @@ void check_divisible(const std::string& name, int64_t value, int64_t num_heads) 
 }
 
 // Grows a self-attention cache [batch, heads, capacity, depth] so that it has
-// room at `length`; doubling keeps the copies amortised O(1) per step.
-// A cache read through slots (decode_attention.h) may hold more slots than
-// `like` has rows; they are all kept.
+// room at `length`. A cache read through slots (decode_attention.h) may hold
+// more slots than `like` has rows; they are all kept.
 void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t length) {
-  if (cache.defined() && length < cache.size(2)) return;
-  const int64_t capacity = std::max<int64_t>(16, 2 * (cache.defined() ? cache.size(2) : 0));
-  const int64_t slots = cache.defined() ? cache.size(0) : like.size(0);
-  auto grown = torch::empty({slots, like.size(1), capacity, like.size(3)}, like.options());
-  if (length > 0) grown.narrow(2, 0, length).copy_(cache.narrow(2, 0, length));
-  cache = grown;
+  if (!cache.defined())
+    cache = torch::empty({like.size(0), like.size(1), 0, like.size(3)}, like.options());
+  cache = with_room(cache, 2, length);
 }
 
 torch::nn::Linear dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
@@ -71,6 +67,15 @@ torch::nn::Linear dense(int64_t in, int64_t out, bool bias, const TransformerLay
 }
 
 }  // namespace
+
+torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length) {
+  if (length < t.size(dim)) return t;
+  auto sizes = t.sizes().vec();
+  sizes[dim] = std::max<int64_t>(16, 2 * sizes[dim]);
+  auto grown = torch::empty(sizes, t.options());
+  if (length > 0) grown.narrow(dim, 0, length).copy_(t.narrow(dim, 0, length));
+  return grown;
+}
 
 TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
   TransformerLayerConfig c;

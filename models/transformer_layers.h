@@ -48,6 +48,11 @@ void init_dense_weight(torch::Tensor weight, const std::string& initializer, dou
 // Returns [length, channels] float32.
 torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start = 0);
 
+// `t` with room at index `length` of dimension `dim`: itself when there is,
+// else a copy of its first `length` entries there in a buffer twice as long
+// (at least 16), so that growing one step at a time copies O(1) per step.
+torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length);
+
 // Inverted dropout, as torch::dropout. On CPU the keep mask comes from 16-bit
 // slices of 64-bit random words: LibTorch's own CPU dropout draws a random
 // number per element, which costs more than the layer it follows. The keep
