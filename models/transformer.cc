@@ -1,6 +1,7 @@
 #include "models/transformer.h"
 
 #include "models/decode_attention.h"
+#include "models/dropout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -206,7 +207,7 @@ std::pair<torch::Tensor, torch::Tensor> Transformer::encode(const torch::Tensor&
   auto padding = ids.eq(0);
   auto x = embed(input_embedding_, ids);
   if (target_space_.defined()) x = x + target_space_;
-  x = inverted_dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
+  x = t2t::dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
   const auto mask = attention_mask_from_padding(padding);
   for (auto& layer : encoder_) x = layer(x, mask);
   return {encoder_final_(torch::Tensor(), x), padding};
@@ -221,7 +222,7 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
   // what T2T's shift of the embedded targets puts first.
   if (length > 0) ids = torch::constant_pad_nd(ids.narrow(1, 0, length - 1), {1, 0}, 0);
   auto x = embed(target_embedding_, ids);
-  x = inverted_dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
+  x = t2t::dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
   const auto mask = attention_mask_from_padding(encoder_padding);
   for (auto& layer : decoder_) x = layer(x, encoder_output, mask);
   return decoder_final_(torch::Tensor(), x);
@@ -323,7 +324,7 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
               state.batch_size(), "], got ", last_ids.sizes());
   torch::NoGradGuard no_grad;
   auto x = embed(target_embedding_, last_ids.reshape({-1, 1}));
-  x = inverted_dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
+  x = t2t::dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
   auto* own = dynamic_cast<TransformerDecoderState*>(&state);
   const auto mask =
       own ? own->memory_mask : attention_mask_from_padding(state.encoder_padding);

@@ -1,6 +1,7 @@
 #include "models/transformer_layers.h"
 
 #include "models/decode_attention.h"
+#include "models/dropout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -147,25 +148,6 @@ torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start) 
   return signal;
 }
 
-torch::Tensor inverted_dropout(const torch::Tensor& x, double rate, bool training) {
-  if (!training || rate <= 0.0) return x;
-  if (!x.device().is_cpu() || rate >= 1.0) return torch::dropout(x, rate, training);
-  const int64_t n = x.numel();
-  auto words = torch::empty({(n + 3) / 4}, x.options().dtype(torch::kLong))
-                   .random_(std::numeric_limits<int64_t>::min(), std::optional<int64_t>());
-  auto bits = words.view(torch::kShort).narrow(0, 0, n).view(x.sizes());
-  const int64_t threshold = std::llround((1.0 - rate) * 65536.0) - 32768;
-  // A rate below 2^-17 keeps everything (and 32768 would wrap as a 16-bit
-  // comparison operand).
-  if (threshold > 32767) return x * (1.0 / (1.0 - rate));
-  // A multiplier tensor in x's dtype, written by the comparison itself: the
-  // cheapest form forward and backward (masked_fill is several times slower).
-  auto keep = torch::empty(x.sizes(), x.options().requires_grad(false));
-  torch::lt_out(keep, bits, threshold);
-  keep.mul_(1.0 / (1.0 - rate));
-  return x * keep;
-}
-
 torch::Tensor attention_mask_from_padding(const torch::Tensor& padding) {
   auto allowed = padding.logical_not().logical_or(padding.all(1, /*keepdim=*/true));
   return allowed.view({padding.size(0), 1, 1, padding.size(1)});
@@ -189,8 +171,8 @@ PrePostProcessImpl::PrePostProcessImpl(const std::string& sequence,
 
 torch::Tensor PrePostProcessImpl::forward(const torch::Tensor& previous, torch::Tensor x) {
   size_t norm = 0, gate = 0;
-  for (char c : sequence_) {
-    switch (c) {
+  for (size_t i = 0; i < sequence_.size(); ++i) {
+    switch (sequence_[i]) {
       case 'a':
         x = x + previous;
         break;
@@ -201,7 +183,13 @@ torch::Tensor PrePostProcessImpl::forward(const torch::Tensor& previous, torch::
         if (!norms_.empty()) x = norms_[norm++]->forward(x);
         break;
       case 'd':
-        x = inverted_dropout(x, dropout_, is_training());
+        // "da", the usual postprocess, in one pass
+        if (i + 1 < sequence_.size() && sequence_[i + 1] == 'a') {
+          x = dropout_add(x, previous, dropout_, is_training());
+          ++i;
+        } else {
+          x = t2t::dropout(x, dropout_, is_training());
+        }
         break;
     }
   }
@@ -252,7 +240,7 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
     // The CPU's fused attention kernels have no dropout, so
     // scaled_dot_product_attention falls back to the same steps as below
     // but draws its mask with bernoulli_, several times the cost of
-    // inverted_dropout's.
+    // t2t::dropout's.
     auto scores = torch::matmul(q * query_scale(), k.transpose(-2, -1));
     if (causal) {
       const auto future =
@@ -261,7 +249,7 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
     }
     if (mask.defined())
       scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
-    out = torch::matmul(inverted_dropout(torch::softmax(scores, -1), dropout_, true), v);
+    out = torch::matmul(t2t::dropout(torch::softmax(scores, -1), dropout_, true), v);
   } else {
     out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
                                               causal, query_scale());
@@ -344,8 +332,9 @@ FeedForwardImpl::FeedForwardImpl(const TransformerLayerConfig& c) : dropout_(c.r
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = conv1_->forward(x).relu_();
-  return conv2_->forward(inverted_dropout(h, dropout_, is_training()));
+  auto h = conv1_->forward(x);
+  h = is_training() && dropout_ > 0 ? relu_dropout(h, dropout_, true) : h.relu_();
+  return conv2_->forward(h);
 }
 
 EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerConfig& c) {

@@ -53,12 +53,6 @@ torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start =
 // (at least 16), so that growing one step at a time copies O(1) per step.
 torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length);
 
-// Inverted dropout, as torch::dropout. On CPU the keep mask comes from 16-bit
-// slices of 64-bit random words: LibTorch's own CPU dropout draws a random
-// number per element, which costs more than the layer it follows. The keep
-// probability is rounded to a multiple of 1/65536.
-torch::Tensor inverted_dropout(const torch::Tensor& x, double rate, bool training);
-
 // A boolean key mask for scaled_dot_product_attention from padding
 // [batch, len] (true at padding): [batch, 1, 1, len], true where attention is
 // allowed. A row of padding only attends everywhere, as T2T's -1e9 bias
