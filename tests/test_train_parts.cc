@@ -1,3 +1,4 @@
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include "t2t/train/fused_adam.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
+#include "t2t/train/smoothed_xent_cpu.h"
 
 using Catch::Contains;
 
@@ -144,6 +146,53 @@ TEST_CASE("the smoothed loss equals the explicit soft-target form on random data
   CHECK_THROWS_AS(t2t::smoothed_cross_entropy(torch::zeros({1, 2, 1}),
                                               torch::ones({1, 2}, torch::kLong), 0.1),
                   t2t::Error);
+}
+
+TEST_CASE("the float32 CPU loss kernel equals the definition, values and gradients", "[loss]") {
+  torch::manual_seed(4);
+  const int saved_threads = at::get_num_threads();
+  // A vocabulary that is not a multiple of the kernel's 16 lanes, logits
+  // large enough that an unshifted exp would overflow, and padding rows.
+  for (const int64_t V : {50, 8195}) {
+    for (double ls : {0.0, 0.1, 0.99}) {
+      INFO("vocab " << V << ", label_smoothing " << ls);
+      const int64_t B = 3, T = 7;
+      const torch::Tensor logits = torch::randn({B, T, V}, torch::kDouble) * 30;
+      torch::Tensor labels = torch::randint(1, V, {B, T}, torch::kLong);
+      labels.index_put_({0, torch::indexing::Slice(4)}, 0);
+      const double conf = 1.0 - ls, low = ls / (V - 1);
+      torch::Tensor soft = torch::full({B, T, V}, low, torch::kDouble);
+      soft.scatter_(-1, labels.unsqueeze(-1), conf);
+      const double normalizing = -((conf > 0 ? conf * std::log(conf) : 0.0) +
+                                   (V - 1) * low * std::log(low + 1e-20));
+      torch::Tensor x1 = logits.clone().requires_grad_(true);
+      torch::Tensor want =
+          ((-(soft * torch::log_softmax(x1, -1)).sum(-1) - normalizing) * labels.ne(0)).sum();
+      want.backward();
+      torch::Tensor grads[2];
+      double sums[2];
+      for (int threads : {1, 2}) {
+        at::set_num_threads(threads);
+        torch::Tensor x2 = logits.to(torch::kFloat).requires_grad_(true);
+        t2t::LossSum got = t2t::smoothed_cross_entropy(x2, labels, ls);
+        CHECK(got.loss_sum.scalar_type() == torch::kFloat);
+        got.loss_sum.backward();
+        grads[threads - 1] = x2.grad();
+        sums[threads - 1] = scalar(got.loss_sum);
+      }
+      at::set_num_threads(saved_threads);
+      CHECK(sums[0] == Approx(scalar(want)).epsilon(1e-5));
+      CHECK((grads[0].to(torch::kDouble) - x1.grad()).abs().max().item<double>() < 1e-5);
+      CHECK(grads[0].index({0, 5}).abs().sum().item<double>() == 0.0);
+      // The same sums and gradients on any number of threads.
+      CHECK(sums[0] == sums[1]);
+      CHECK(torch::equal(grads[0], grads[1]));
+    }
+  }
+  CHECK_THROWS(
+      t2t::smoothed_xent_sum_cpu(torch::zeros({2, 5}), torch::tensor({1, 5}, torch::kLong), 1.0, 0.0));
+  CHECK_THROWS(t2t::smoothed_xent_sum_cpu(torch::zeros({2, 5}, torch::kDouble),
+                                          torch::tensor({1, 2}, torch::kLong), 1.0, 0.0));
 }
 
 TEST_CASE("accuracy counts only non-pad positions", "[loss]") {

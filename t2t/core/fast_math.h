@@ -1,5 +1,6 @@
 // Small numeric helpers for hand-written CPU kernels (decoding attention,
-// beam candidates): an exp that vectorizes, and per-CPU compiled clones.
+// beam candidates, the training loss): an exp that vectorizes, a row's
+// log-sum-exp, and per-CPU compiled clones.
 #pragma once
 
 #include <cstdint>
@@ -36,5 +37,13 @@ inline float exp_nonpositive(float x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return x < -87.0f ? 0.0f : e * scale;
 }
+
+// x[0, n) as a softmax sees it: its maximum and sum_v exp(x[v] - max), so
+// that log-sum-exp = max + log(sum). n >= 1; vectorized (fast_math.cc).
+struct MaxExpSum {
+  float max;
+  float sum;
+};
+MaxExpSum max_exp_sum(const float* x, int64_t n);
 
 }  // namespace t2t

@@ -19,15 +19,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // log_softmax followed by adding the hypothesis's log-probability.
 T2T_VECTOR_CLONES
 void grown_log_probs(const float* x, int64_t n, float base, float* out) {
-  float best = kNegInf;
-  for (int64_t v = 0; v < n; ++v) best = std::max(best, x[v]);
-  float partial[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t v = 0;
-  for (; v + 16 <= n; v += 16)
-    for (int j = 0; j < 16; ++j) partial[j] += exp_nonpositive(x[v + j] - best);
-  for (; v < n; ++v) partial[v & 15] += exp_nonpositive(x[v] - best);
-  float total = 0;
-  for (int j = 0; j < 16; ++j) total += partial[j];
+  const auto [best, total] = max_exp_sum(x, n);
   const float log_total = std::log(total);
   for (int64_t u = 0; u < n; ++u) out[u] = ((x[u] - best) - log_total) + base;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "t2t/core/error.h"
+#include "t2t/train/smoothed_xent_cpu.h"
 
 namespace t2t {
 
@@ -63,6 +64,11 @@ LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& label
         static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
 
   const at::Tensor weight = ids.ne(0).sum().to(compute_type(logits));
+  if (logits.device().is_cpu() && compute_type(logits) == at::kFloat) {
+    const at::Tensor xent = smoothed_xent_sum_cpu(
+        logits.reshape({-1, vocab}).to(at::kFloat), ids.reshape({-1}), confidence, low);
+    return {xent - weight * normalizing, weight};
+  }
   // PyTorch's label smoothing gives eps/V to every class, the gold one
   // included; T2T's gives label_smoothing/(V-1) to the others only. The two
   // are the same targets for eps = label_smoothing * V/(V-1), and PyTorch's
