@@ -101,6 +101,23 @@ while(_t2t_queue)
 endwhile()
 target_link_libraries(t2t_torch INTERFACE ${TORCH_LIBRARIES})
 
+# With an OpenMP LibTorch, at::parallel_for is an inline `#pragma omp
+# parallel` compiled into the caller: without OpenMP flags t2t's own kernels
+# (dropout, the loss, decoding attention) would run on one thread whatever
+# --threads says. Every user of t2t_torch gets the flags, so that no copy of
+# the inline function is the serial one.
+find_file(T2T_ATEN_CONFIG ATen/Config.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(T2T_ATEN_CONFIG)
+  file(STRINGS "${T2T_ATEN_CONFIG}" _t2t_openmp REGEX "define AT_PARALLEL_OPENMP 1")
+  if(_t2t_openmp)
+    find_package(OpenMP QUIET)
+    t2t_require(OpenMP_CXX_FOUND "OpenMP (for this LibTorch's at::parallel_for)"
+                "libgomp1 (GCC's OpenMP)")
+    target_link_libraries(t2t_torch INTERFACE OpenMP::OpenMP_CXX)
+    message(STATUS "t2t: LibTorch parallelizes with OpenMP; t2t's kernels too")
+  endif()
+endif()
+
 # The PyPI wheel's CUDA libraries (cuBLAS, NCCL, ...) sit in site-packages/
 # nvidia/*/lib, found at run time through libtorch_cuda's own RUNPATH. The
 # linker must see the same ones, not older copies in the CUDA toolkit.
