@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "models/t2t_model.h"
+#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/stopwatch.h"
@@ -202,11 +203,12 @@ TEST_CASE("t2t-trainer --worker_gpu=2 trains with two processes and resumes", "[
   TempDir dir("trainer_dp");
   const std::string data = dir / "data";
   REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code == 0);
-  const std::string out = dir / "run";
-  auto cmd = [&](int steps) {
+  const std::string out = dir / "run", straight = dir / "straight";
+  auto cmd = [&](int steps, const std::string& run_dir = "") {
     return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
            "--hparams_set=transformer_tiny --hparams='batch_size=512' --worker_gpu=2 --device=cpu "
-           "--data_dir=" + data + " --output_dir=" + out + " --train_steps=" +
+           "--data_dir=" + data + " --output_dir=" + (run_dir.empty() ? out : run_dir) +
+           " --train_steps=" +
            std::to_string(steps) +
            " --log_step_count_steps=5 --save_checkpoints_steps=10 --local_eval_frequency=20 "
            "--eval_steps=2";
@@ -227,4 +229,19 @@ TEST_CASE("t2t-trainer --worker_gpu=2 trains with two processes and resumes", "[
   CHECK_THAT(second.output, !Catch::Contains("input position cannot be restored"));
   CHECK_THAT(second.output, Catch::Contains("eval at step 20"));
   REQUIRE(fs::exists(out + "/model.ckpt-20.pt"));
+  // Each worker resumed its own input position and dropout stream: the same
+  // parameters as 20 steps without a stop.
+  auto uninterrupted = run_command(cmd(20, straight));
+  INFO(uninterrupted.output);
+  REQUIRE(uninterrupted.exit_code == 0);
+  t2t::CheckpointMeta meta;
+  const auto a = t2t::read_checkpoint_tensors(straight + "/model.ckpt-20.pt", &meta);
+  CHECK(meta.worker_rng_states.size() == 2);
+  const auto b = t2t::read_checkpoint_tensors(out + "/model.ckpt-20.pt", nullptr);
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, t] : a) {
+    INFO(name);
+    REQUIRE(b.count(name));
+    CHECK(torch::equal(t, b.at(name)));
+  }
 }

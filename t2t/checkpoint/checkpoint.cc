@@ -38,6 +38,23 @@ std::string tensor_string(const torch::Tensor& t) {
 
 }  // namespace
 
+std::string cpu_rng_state() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return tensor_string(gen.get_state());
+}
+
+void set_cpu_rng_state(const std::string& state) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  try {
+    gen.set_state(string_tensor(state));
+  } catch (const c10::Error& e) {
+    throw Error("a saved random generator state could not be restored (" +
+                std::to_string(state.size()) + " bytes): " + e.what_without_backtrace());
+  }
+}
+
 int64_t checkpoint_step(const std::string& path) {
   const std::string name = fs::path(path).filename().string();
   if (!starts_with(name, kPrefix) || !ends_with(name, kSuffix)) return -1;
@@ -83,6 +100,9 @@ void write_meta(torch::serialize::OutputArchive& archive, const CheckpointMeta& 
   archive.write("meta/step", torch::tensor(meta.step, torch::kInt64));
   archive.write("meta/reader_state", string_tensor(meta.reader_state));
   archive.write("meta/hparams_yaml", string_tensor(meta.hparams_yaml));
+  for (size_t rank = 0; rank < meta.worker_rng_states.size(); ++rank)
+    archive.write("meta/worker_rng_state/" + std::to_string(rank),
+                  string_tensor(meta.worker_rng_states[rank]));
 }
 
 // Saves under the step's name through a temporary file, then points the
@@ -128,6 +148,12 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
                                         : std::max<int64_t>(0, checkpoint_step(path));
   if (read("meta/reader_state", &reader_state)) meta.reader_state = tensor_string(reader_state);
   if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
+  for (;;) {
+    torch::Tensor state;
+    const std::string key = "meta/worker_rng_state/" + std::to_string(meta.worker_rng_states.size());
+    if (!archive.try_read(key, state)) break;
+    meta.worker_rng_states.push_back(tensor_string(state));
+  }
   return meta;
 }
 
@@ -147,7 +173,7 @@ std::string save_checkpoint(const std::string& dir, const torch::nn::Module& mod
     archive.write("optimizer", opt);
   }
   write_meta(archive, meta);
-  archive.write("meta/rng_state", at::detail::getDefaultCPUGenerator().get_state());
+  archive.write("meta/rng_state", string_tensor(cpu_rng_state()));
   const std::string path = commit_archive(archive, dir, meta.step);
 
   if (keep_max > 0) {
@@ -167,7 +193,9 @@ std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& ten
   // parameters, and the loader treats both kinds alike.
   for (const auto& [name, t] : tensors)
     archive.write("model/" + name, t.detach(), !t.is_floating_point());
-  write_meta(archive, meta);
+  CheckpointMeta without_random_state = meta;
+  without_random_state.worker_rng_states.clear();
+  write_meta(archive, without_random_state);
   return commit_archive(archive, dir, meta.step);
 }
 
@@ -228,11 +256,7 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
   torch::Tensor rng_state;  // fresh, as read_meta explains
   if (archive.try_read("meta/rng_state", rng_state)) {
     meta.has_rng_state = true;
-    if (restore_rng) {
-      at::Generator gen = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(rng_state);
-    }
+    if (restore_rng) set_cpu_rng_state(tensor_string(rng_state));
   }
   return meta;
 }

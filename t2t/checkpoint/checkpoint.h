@@ -30,7 +30,17 @@ struct CheckpointMeta {
   std::string reader_state;  // the input pipeline's position, opaque here
   std::string hparams_yaml;  // the hparams the model was built with
   bool has_rng_state = false;  // set by load_checkpoint when the file had one
+  // Each data-parallel worker's CPU generator state, by rank (empty for a
+  // single process: the file's own random state is that process's). Opaque
+  // bytes from cpu_rng_state().
+  std::vector<std::string> worker_rng_states;
 };
+
+// The default CPU generator's state as bytes, and back: how workers' random
+// states travel to the chief and into checkpoints. set_cpu_rng_state throws
+// t2t::Error on bytes that are no such state.
+std::string cpu_rng_state();
+void set_cpu_rng_state(const std::string& state);
 
 // Writes <dir>/model.ckpt-<step>.pt and points <dir>/checkpoint at it, then
 // deletes the oldest checkpoints beyond `keep_max` (0: keep all). `optimizer`

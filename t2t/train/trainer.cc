@@ -159,9 +159,11 @@ void run_training(const TrainOptions& options, const HParams& hp) {
   if (chief) check_or_write_hparams(options.output_dir, hp, !latest.empty());
   int64_t step = 0;
   std::optional<ReaderState> resume;
+  std::vector<std::string> saved_random_states;
   if (!latest.empty()) {
     CheckpointMeta meta = load_checkpoint(latest, *model, optimizer.get(), true);
     step = meta.step;
+    saved_random_states = std::move(meta.worker_rng_states);
     resume = reader_state_for(meta.reader_state, worker, latest);
     spdlog::info("resuming from {} at step {}", latest, step);
   }
@@ -175,12 +177,21 @@ void run_training(const TrainOptions& options, const HParams& hp) {
                   " in --output_dir=" + options.output_dir + " but worker 0 found step " +
                   std::to_string(chief_step.cpu().item<int64_t>()) +
                   ": every worker must see the same --output_dir (a shared file system)");
-    // Identical starting weights, then distinct dropout masks per worker.
+    // Identical starting weights, then distinct dropout masks per worker:
+    // each worker's own stream where the checkpoint saved one per worker.
     torch::NoGradGuard no_grad;
     for (auto& p : model->parameters()) communicator->broadcast(p);
     for (auto& b : model->buffers()) communicator->broadcast(b);
-    torch::manual_seed(options.seed + 1000003ull * static_cast<uint64_t>(worker.rank) +
-                       static_cast<uint64_t>(step));
+    if (static_cast<int>(saved_random_states.size()) == worker.world_size) {
+      set_cpu_rng_state(saved_random_states[static_cast<size_t>(worker.rank)]);
+    } else {
+      if (chief && !latest.empty())
+        spdlog::warn("{} holds the random states of {} worker(s), this run has {}: dropout is "
+                     "reseeded by worker and step, so the run will not repeat an uninterrupted "
+                     "one exactly", latest, saved_random_states.size(), worker.world_size);
+      torch::manual_seed(options.seed + 1000003ull * static_cast<uint64_t>(worker.rank) +
+                         static_cast<uint64_t>(step));
+    }
   }
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
@@ -190,12 +201,17 @@ void run_training(const TrainOptions& options, const HParams& hp) {
 
   auto save = [&](const BatchReader* reader) {
     std::vector<std::string> states{reader ? reader->state().to_yaml() : std::string()};
-    if (communicator && reader) states = communicator->all_gather_strings(states.front());
+    std::vector<std::string> random_states;
+    if (communicator) {
+      if (reader) states = communicator->all_gather_strings(states.front());
+      random_states = communicator->all_gather_strings(cpu_rng_state());
+    }
     if (!chief) return;
     CheckpointMeta meta;
     meta.step = step;
     meta.hparams_yaml = hp.to_yaml();
     if (reader) meta.reader_state = join_reader_states(states);
+    meta.worker_rng_states = std::move(random_states);
     std::string path = save_checkpoint(options.output_dir, *model, optimizer.get(), meta,
                                        options.keep_checkpoint_max);
     spdlog::info("saved {}", path);
