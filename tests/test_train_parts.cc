@@ -115,7 +115,7 @@ TEST_CASE("the smoothed loss equals the explicit soft-target form on random data
   const int64_t B = 3, T = 5, V = 50;
   torch::Tensor logits = torch::randn({B, T, V}, torch::kDouble) * 3;
   torch::Tensor labels = torch::randint(0, V, {B, T}, torch::kLong);
-  // 0.1 goes through PyTorch's fused loss, 0.99 (beyond (V-1)/V) through the
+  // float64 logits: 0.1 goes through PyTorch's fused loss, 0.99 (beyond (V-1)/V) through the
   // written-out form: both must equal the definition, values and gradients.
   for (double ls : {0.0, 0.1, 0.99}) {
     INFO("label_smoothing " << ls);

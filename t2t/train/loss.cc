@@ -64,6 +64,7 @@ LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& label
         static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
 
   const at::Tensor weight = ids.ne(0).sum().to(compute_type(logits));
+  // float32 on the CPU: t2t's one-pass kernel, for any smoothing.
   if (logits.device().is_cpu() && compute_type(logits) == at::kFloat) {
     const at::Tensor xent = smoothed_xent_sum_cpu(
         logits.reshape({-1, vocab}).to(at::kFloat), ids.reshape({-1}), confidence, low);
