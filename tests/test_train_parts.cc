@@ -42,6 +42,20 @@ double reference_loss(const std::vector<std::vector<double>>& logits,
   return total;
 }
 
+// The same loss by its definition, differentiable: soft targets against
+// log_softmax, minus their entropy, summed over the non-pad positions.
+torch::Tensor definition_loss(const torch::Tensor& logits, const torch::Tensor& labels,
+                              double ls) {
+  const int64_t V = logits.size(-1);
+  const double conf = 1.0 - ls, low = ls / static_cast<double>(V - 1);
+  torch::Tensor soft = torch::full(logits.sizes(), low, torch::kDouble);
+  soft.scatter_(-1, labels.unsqueeze(-1), conf);
+  const double normalizing = -((conf > 0 ? conf * std::log(conf) : 0.0) +
+                               static_cast<double>(V - 1) * low * std::log(low + 1e-20));
+  const auto xent = -(soft * torch::log_softmax(logits, -1)).sum(-1) - normalizing;
+  return (xent * labels.ne(0)).sum();
+}
+
 torch::Tensor as_logits(const std::vector<std::vector<double>>& rows) {
   std::vector<float> flat;
   for (const auto& r : rows)
@@ -119,21 +133,14 @@ TEST_CASE("the smoothed loss equals the explicit soft-target form on random data
   // written-out form: both must equal the definition, values and gradients.
   for (double ls : {0.0, 0.1, 0.99}) {
     INFO("label_smoothing " << ls);
-    const double conf = 1.0 - ls, low = ls / (V - 1);
-    torch::Tensor soft = torch::full({B, T, V}, low, torch::kDouble);
-    soft.scatter_(-1, labels.unsqueeze(-1), conf);
-    const double normalizing = -((conf > 0 ? conf * std::log(conf) : 0.0) +
-                                 (V - 1) * low * std::log(low + 1e-20));
     torch::Tensor x1 = logits.clone().requires_grad_(true);
-    torch::Tensor xent = -(soft * torch::log_softmax(x1, -1)).sum(-1) - normalizing;
-    torch::Tensor w = labels.ne(0).to(torch::kDouble);
-    torch::Tensor want = (xent * w).sum();
+    torch::Tensor want = definition_loss(x1, labels, ls);
     want.backward();
     torch::Tensor x2 = logits.clone().requires_grad_(true);
     t2t::LossSum got = t2t::smoothed_cross_entropy(x2, labels, ls);
     got.loss_sum.backward();
     CHECK(scalar(got.loss_sum) == Approx(scalar(want)).epsilon(1e-10));
-    CHECK(scalar(got.weight_sum) == scalar(w.sum()));
+    CHECK(scalar(got.weight_sum) == scalar(labels.ne(0).sum()));
     CHECK(torch::allclose(x1.grad(), x2.grad(), 1e-9, 1e-12));
   }
   const double ls = 0.1;
@@ -160,14 +167,8 @@ TEST_CASE("the float32 CPU loss kernel equals the definition, values and gradien
       const torch::Tensor logits = torch::randn({B, T, V}, torch::kDouble) * 30;
       torch::Tensor labels = torch::randint(1, V, {B, T}, torch::kLong);
       labels.index_put_({0, torch::indexing::Slice(4)}, 0);
-      const double conf = 1.0 - ls, low = ls / (V - 1);
-      torch::Tensor soft = torch::full({B, T, V}, low, torch::kDouble);
-      soft.scatter_(-1, labels.unsqueeze(-1), conf);
-      const double normalizing = -((conf > 0 ? conf * std::log(conf) : 0.0) +
-                                   (V - 1) * low * std::log(low + 1e-20));
       torch::Tensor x1 = logits.clone().requires_grad_(true);
-      torch::Tensor want =
-          ((-(soft * torch::log_softmax(x1, -1)).sum(-1) - normalizing) * labels.ne(0)).sum();
+      torch::Tensor want = definition_loss(x1, labels, ls);
       want.backward();
       torch::Tensor grads[2];
       double sums[2];
