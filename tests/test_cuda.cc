@@ -20,8 +20,8 @@
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/text_encoder.h"
-#include "t2t/train/fused_adam.h"
 #include "t2t/train/train_step.h"
+#include "tests/adam_pair.h"
 #include "tests/random_batch.h"
 #include "tests/test_util.h"
 
@@ -157,27 +157,13 @@ TEST_CASE("bf16 and fp16 autocast train on CUDA and lower the loss", "[cuda]") {
 TEST_CASE("the fused Adam step on CUDA equals LibTorch's Adam", "[cuda]") {
   if (!have_cuda()) return;
   torch::manual_seed(11);
-  std::vector<torch::Tensor> init = {torch::randn({7, 5}), torch::randn({5}), torch::randn({300})};
-  auto clone_all = [&] {
-    std::vector<torch::Tensor> out;
-    for (const auto& t : init) out.push_back(t.to(kCuda).requires_grad_(true));
-    return out;
-  };
-  auto a = clone_all(), b = clone_all();
-  auto opts = torch::optim::AdamOptions(1e-2).betas({0.9, 0.997}).eps(1e-9).weight_decay(0.01);
-  torch::optim::Adam plain(a, opts);
-  t2t::FusedAdam fused(b, opts);
+  t2t::test::AdamPair pair({torch::randn({7, 5}), torch::randn({5}), torch::randn({300})}, kCuda);
   for (int step = 0; step < 5; ++step) {
-    for (size_t i = 0; i < init.size(); ++i) {
-      const torch::Tensor g = torch::randn_like(init[i]).to(kCuda);
-      a[i].mutable_grad() = g.clone();
-      b[i].mutable_grad() = g.clone();
-    }
-    plain.step();
-    fused.step();
-    for (size_t i = 0; i < init.size(); ++i) {
-      INFO("step " << step << ", tensor " << i << ", max difference " << max_diff(a[i], b[i]));
-      CHECK(torch::allclose(a[i], b[i], 1e-5, 1e-6));
+    pair.step();
+    for (size_t i = 0; i < pair.init.size(); ++i) {
+      const auto &a = pair.plain_params[i], &b = pair.fused_params[i];
+      INFO("step " << step << ", tensor " << i << ", max difference " << max_diff(a, b));
+      CHECK(torch::allclose(a, b, 1e-5, 1e-6));
     }
   }
 }

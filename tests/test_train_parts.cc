@@ -9,10 +9,10 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
-#include "t2t/train/fused_adam.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/smoothed_xent_cpu.h"
+#include "tests/adam_pair.h"
 
 using Catch::Contains;
 
@@ -319,45 +319,29 @@ TEST_CASE("an unknown factor names itself and the known ones", "[lr]") {
 
 TEST_CASE("the fused Adam step equals LibTorch's Adam and shares its state", "[optimizer]") {
   torch::manual_seed(11);
-  std::vector<torch::Tensor> init = {torch::randn({7, 5}), torch::randn({5}), torch::randn({3, 2, 4})};
-  auto clone_all = [&] {
-    std::vector<torch::Tensor> out;
-    for (const auto& t : init) out.push_back(t.clone().requires_grad_(true));
-    return out;
-  };
-  auto a = clone_all(), b = clone_all();
-  auto opts = torch::optim::AdamOptions(1e-2).betas({0.9, 0.997}).eps(1e-9).weight_decay(0.01);
-  torch::optim::Adam plain(a, opts);
-  t2t::FusedAdam fused(b, opts);
+  t2t::test::AdamPair pair({torch::randn({7, 5}), torch::randn({5}), torch::randn({3, 2, 4})},
+                           torch::kCPU);
+  const auto& a = pair.plain_params;
+  const auto& b = pair.fused_params;
   for (int step = 0; step < 5; ++step) {
-    for (size_t i = 0; i < init.size(); ++i) {
-      const torch::Tensor g = torch::randn_like(init[i]);
-      a[i].mutable_grad() = g.clone();
-      b[i].mutable_grad() = g.clone();
-    }
     // Now and then a parameter without a gradient: both leave it alone.
-    if (step == 2) {
-      a[1].mutable_grad() = torch::Tensor();
-      b[1].mutable_grad() = torch::Tensor();
-    }
-    plain.step();
-    fused.step();
-    for (size_t i = 0; i < init.size(); ++i) {
+    pair.step(step == 2 ? 1 : -1);
+    for (size_t i = 0; i < a.size(); ++i) {
       INFO("step " << step << ", tensor " << i);
       CHECK(torch::allclose(a[i], b[i], 1e-6, 1e-7));
     }
   }
-  CHECK_FALSE(torch::allclose(a[0], init[0]));
+  CHECK_FALSE(torch::allclose(a[0], pair.init[0]));
   // Its state is Adam's: saved from one, it loads into the other.
   torch::serialize::OutputArchive out;
-  fused.save(out);
+  pair.fused.save(out);
   std::ostringstream bytes;
   out.save_to(bytes);
   torch::serialize::InputArchive in;
   std::istringstream read(bytes.str());
   in.load_from(read);
-  auto c = clone_all();
-  torch::optim::Adam restored(c, opts);
+  auto c = pair.copies();
+  torch::optim::Adam restored(c, pair.options);
   restored.load(in);
   const auto& s = static_cast<torch::optim::AdamParamState&>(
       *restored.state().at(c[0].unsafeGetTensorImpl()));
