@@ -125,7 +125,7 @@ uint64_t draw_seed() {
   return at::check_generator<at::CPUGeneratorImpl>(generator)->random64();
 }
 
-// The kernels are float32; other dtypes (bf16 autocast) go through float32.
+// The kernels are float32; bfloat16 and half (autocast) go through float32.
 torch::Tensor as_float(const torch::Tensor& t) {
   return t.to(torch::kFloat).contiguous();
 }
@@ -207,8 +207,11 @@ std::optional<KeepRule> keep_rule(double rate) {
                   static_cast<float>(1.0 / (1.0 - rate))};
 }
 
+// float64 is left to torch::dropout: the kernels would round it to float32.
 bool fused(const torch::Tensor& x, double rate) {
-  return x.device().is_cpu() && rate < 1.0 && x.is_floating_point();
+  const auto t = x.scalar_type();
+  return x.device().is_cpu() && rate < 1.0 &&
+         (t == torch::kFloat || t == torch::kBFloat16 || t == torch::kHalf);
 }
 
 }  // namespace
@@ -226,7 +229,7 @@ torch::Tensor dropout_add(const torch::Tensor& x, const torch::Tensor& residual,
   if (!training || rate <= 0.0) return x + residual;
   TORCH_CHECK(x.sizes() == residual.sizes(), "dropout_add: x ", x.sizes(), " and residual ",
               residual.sizes(), " differ in shape");
-  if (!fused(x, rate) || !residual.device().is_cpu())
+  if (!fused(x, rate) || !fused(residual, rate))
     return torch::dropout(x, rate, training) + residual;
   const auto rule = keep_rule(rate);
   if (!rule) return x * (1.0 / (1.0 - rate)) + residual;

@@ -142,3 +142,18 @@ TEST_CASE("dropout works in bfloat16 through float32", "[dropout]") {
   CHECK(x.grad().scalar_type() == torch::kBFloat16);
   CHECK(max_diff(x.grad().to(torch::kFloat), y.detach().to(torch::kFloat)) < 1e-2);
 }
+
+TEST_CASE("dropout leaves float64 at full precision", "[dropout]") {
+  torch::manual_seed(6);
+  const auto x = torch::randn({200, 300}, torch::kDouble) * (1.0 + 1e-12);
+  const auto y = t2t::dropout(x, 0.3, true);
+  const auto residual = torch::randn_like(x);
+  const auto z = t2t::dropout_add(x, residual, 0.3, true);
+  CHECK(y.scalar_type() == torch::kDouble);
+  CHECK(z.scalar_type() == torch::kDouble);
+  const auto kept = y.ne(0);
+  CHECK(fraction(kept) == Approx(0.7).margin(0.01));
+  CHECK(max_diff(y.masked_select(kept), x.masked_select(kept) / 0.7) < 1e-14);
+  const auto z_kept = z.ne(residual);
+  CHECK(max_diff(z.masked_select(z_kept), (residual + x / 0.7).masked_select(z_kept)) < 1e-14);
+}
