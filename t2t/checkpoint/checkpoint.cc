@@ -22,6 +22,8 @@ namespace {
 constexpr const char* kPrefix = "model.ckpt-";
 constexpr const char* kSuffix = ".pt";
 constexpr const char* kIndexFile = "checkpoint";
+// Followed by the worker's rank.
+constexpr const char* kWorkerRngPrefix = "meta/worker_rng_state/";
 
 // Tensors are stored under "model/<name>"; strings as uint8 tensors, which
 // every LibTorch version reads back unchanged.
@@ -101,7 +103,7 @@ void write_meta(torch::serialize::OutputArchive& archive, const CheckpointMeta& 
   archive.write("meta/reader_state", string_tensor(meta.reader_state));
   archive.write("meta/hparams_yaml", string_tensor(meta.hparams_yaml));
   for (size_t rank = 0; rank < meta.worker_rng_states.size(); ++rank)
-    archive.write("meta/worker_rng_state/" + std::to_string(rank),
+    archive.write(kWorkerRngPrefix + std::to_string(rank),
                   string_tensor(meta.worker_rng_states[rank]));
 }
 
@@ -150,7 +152,7 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
   if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
   for (;;) {
     torch::Tensor state;
-    const std::string key = "meta/worker_rng_state/" + std::to_string(meta.worker_rng_states.size());
+    const std::string key = kWorkerRngPrefix + std::to_string(meta.worker_rng_states.size());
     if (!archive.try_read(key, state)) break;
     meta.worker_rng_states.push_back(tensor_string(state));
   }
