@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "models/model_registry.h"
 #include "t2t/core/error.h"
+#include "t2t/model/model_registry.h"
 
 namespace t2t {
 namespace {

@@ -10,9 +10,9 @@
 #include <mutex>
 #include <utility>
 
-#include "models/t2t_model.h"
 #include "models/transformer_layers.h"
 #include "t2t/core/hparams.h"
+#include "t2t/model/t2t_model.h"
 
 namespace t2t {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "models/t2t_model.h"
 #include "t2t/core/hparams.h"
+#include "t2t/model/t2t_model.h"
 
 namespace t2t {
 

@@ -13,17 +13,17 @@
 #include <regex>
 #include <sstream>
 
-#include "hparams/decode_hparams.h"
-#include "models/t2t_model.h"
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/data/problem.h"
 #include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decode_options.h"
 #include "t2t/decode/decoder.h"
 #include "t2t/decode/parallel_batches.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/test_util.h"
 

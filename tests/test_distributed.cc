@@ -9,13 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/train_step.h"
 #include "tests/random_batch.h"

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "hparams/decode_hparams.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
+#include "t2t/decode/decode_options.h"
 
 using t2t::HParams;
 

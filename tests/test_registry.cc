@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "models/model_registry.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/registry.h"
 #include "t2t/data/problem.h"
+#include "t2t/model/model_registry.h"
 
 using t2t::Registry;
 

@@ -4,7 +4,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "models/model_registry.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -12,6 +11,7 @@
 #include "t2t/core/registry.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
+#include "t2t/model/model_registry.h"
 
 namespace t2t::cli {
 

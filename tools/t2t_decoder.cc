@@ -3,14 +3,14 @@
 #include <filesystem>
 #include <iostream>
 
-#include "hparams/decode_hparams.h"
-#include "models/model_registry.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
 #include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decode_options.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/model/model_registry.h"
 #include "tools/cli_common.h"
 
 namespace {

@@ -3,13 +3,13 @@
 #include <cstdlib>
 #include <thread>
 
-#include "models/model_registry.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
+#include "t2t/model/model_registry.h"
 #include "t2t/train/trainer.h"
 #include "tools/cli_common.h"
 

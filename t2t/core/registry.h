@@ -1,8 +1,10 @@
 // One registry mechanism for everything that is looked up by name: problems,
 // models and hparams sets. Entries are added next to their definitions with
-// the T2T_REGISTER_* macros; the three registries themselves are defined in
-// libt2t (registries.cc) so that the binaries and every --t2t_usr_dir plugin
-// share exactly one instance of each.
+// the T2T_REGISTER_* macros. Each registry is a function-local static
+// defined in libt2t next to what it holds (problem_registry in
+// t2t/data/problem.cc, model_registry in t2t/model/model_registry.cc,
+// hparams_registry in t2t/core/hparams.cc), so that the binaries and every
+// --t2t_usr_dir plugin share exactly one instance of each.
 #pragma once
 
 #include <functional>

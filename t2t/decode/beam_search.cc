@@ -5,9 +5,9 @@
 #include <limits>
 #include <numeric>
 
-#include "models/t2t_model.h"
 #include "t2t/core/error.h"
 #include "t2t/decode/top_candidates.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 
 namespace t2t {

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
-#include "models/t2t_model.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/string_util.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/gradient_reducer.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/train/fused_adam.h"
 #include "t2t/train/loss.h"
 

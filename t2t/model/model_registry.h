@@ -2,7 +2,7 @@
 // are built from hyperparameters and the problem's FeatureInfo alone: they
 // know nothing of flags, training loops or search. This header stays free of
 // LibTorch so that the command line front ends can list models cheaply; the
-// macro is used where the model's class (and so models/t2t_model.h) is known.
+// macro is used where the model's class (and so t2t/model/t2t_model.h) is known.
 #pragma once
 
 #include <functional>
@@ -13,8 +13,8 @@
 
 namespace t2t {
 
-class T2TModel;      // models/t2t_model.h
-struct FeatureInfo;  // models/t2t_model.h
+class T2TModel;      // t2t/model/t2t_model.h
+struct FeatureInfo;  // t2t/model/t2t_model.h
 using ModelFactory = std::function<std::shared_ptr<T2TModel>(const HParams&, const FeatureInfo&)>;
 Registry<ModelFactory>& model_registry();
 

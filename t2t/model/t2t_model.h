@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "models/model_registry.h"
+#include "t2t/model/model_registry.h"
 
 namespace t2t {
 

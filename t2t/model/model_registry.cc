@@ -1,4 +1,4 @@
-#include "models/model_registry.h"
+#include "t2t/model/model_registry.h"
 
 namespace t2t {
 

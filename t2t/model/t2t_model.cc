@@ -1,4 +1,4 @@
-#include "models/t2t_model.h"
+#include "t2t/model/t2t_model.h"
 
 namespace t2t {
 

@@ -1,0 +1,85 @@
+#include "t2t/decode/decode_options.h"
+
+#include <algorithm>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+
+namespace t2t {
+
+HParams default_decode_hparams() {
+  HParams hp;
+  hp.add("beam_size", 4);
+  hp.add("alpha", 0.6);
+  hp.add("extra_length", 100);
+  hp.add("batch_size", 0);  // 0: 32 sentences when decoding from a file
+  hp.add("return_beams", false);
+  hp.add("write_beam_scores", false);
+  hp.add("max_input_size", -1);
+  hp.add("num_samples", -1);
+  hp.add("delimiter", "\n");
+  hp.add("eos_penalty", 0.0);
+  hp.add("min_length_ratio", 0.0);
+  hp.add("skip_eos_postprocess", false);
+  hp.add("log_results", true);
+  return hp;
+}
+
+DecodeOptions decode_options(const HParams& dp, const HParams& hp) {
+  // Keys T2T has whose effect this decoder does not implement: refuse a
+  // changed value rather than ignore it.
+  if (dp.get_float("eos_penalty") != 0.0)
+    throw Error("--decode_hparams eos_penalty is not supported by t2t-decoder; leave it at 0");
+  if (dp.get_float("min_length_ratio") != 0.0)
+    throw Error("--decode_hparams min_length_ratio is not supported by t2t-decoder; leave it at 0");
+  if (dp.get_bool("skip_eos_postprocess"))
+    throw Error("--decode_hparams skip_eos_postprocess is not supported by t2t-decoder; outputs "
+                "always stop at EOS");
+
+  DecodeOptions o;
+  o.search.beam_size = dp.get_int("beam_size");
+  o.search.alpha = dp.get_float("alpha");
+  o.search.extra_length = dp.get_int("extra_length");
+  if (o.search.beam_size < 1)
+    throw Error("--decode_hparams beam_size must be at least 1, got " +
+                std::to_string(o.search.beam_size));
+  if (o.search.extra_length < 0)
+    throw Error("--decode_hparams extra_length must be >= 0, got " +
+                std::to_string(o.search.extra_length));
+  o.return_beams = dp.get_bool("return_beams");
+  o.write_beam_scores = dp.get_bool("write_beam_scores");
+  if (o.write_beam_scores && !o.return_beams)
+    spdlog::warn("--decode_hparams write_beam_scores only applies with return_beams=true (as in "
+                 "T2T); no scores will be written");
+  // As T2T: all beams are wanted, so the search may not stop once the best
+  // one is settled.
+  o.search.num_return = o.return_beams ? o.search.beam_size : 1;
+  o.search.stop_early = !o.return_beams;
+
+  const int64_t batch = dp.get_int("batch_size");
+  if (batch < 0) throw Error("--decode_hparams batch_size must be >= 0 (0: 32), got " +
+                             std::to_string(batch));
+  o.batch_size = batch == 0 ? 32 : batch;
+
+  int64_t limit = dp.get_int("max_input_size");
+  if (limit <= 0) {
+    // What the model was trained on; T2T's rule makes max_length 0 mean
+    // the (token) batch size.
+    limit = hp.has("max_length") ? hp.get_int("max_length") : 0;
+    if (limit == 0 && hp.has("batch_size")) limit = hp.get_int("batch_size");
+    if (hp.has("max_input_seq_length") && hp.get_int("max_input_seq_length") > 0)
+      limit = limit > 0 ? std::min(limit, hp.get_int("max_input_seq_length"))
+                        : hp.get_int("max_input_seq_length");
+  }
+  o.max_input_length = std::max<int64_t>(0, limit);
+  if (o.max_input_length == 1)
+    throw Error("an input limit of 1 token leaves room for EOS only; raise --decode_hparams "
+                "max_input_size");
+  o.delimiter = dp.get_string("delimiter");
+  if (o.delimiter.empty()) throw Error("--decode_hparams delimiter must not be empty");
+  o.num_samples = dp.get_int("num_samples");
+  o.log_results = dp.get_bool("log_results");
+  return o;
+}
+
+}  // namespace t2t

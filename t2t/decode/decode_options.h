@@ -1,0 +1,43 @@
+// Decoding options: T2T's --decode_hparams (names and defaults of
+// tensor2tensor/utils/decoding.py: decode_hparams) and the typed options the
+// decoder and the search take from them, read once here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "t2t/core/hparams.h"
+#include "t2t/decode/search_options.h"
+
+namespace t2t {
+
+// --decode_hparams with T2T's names and default values.
+HParams default_decode_hparams();
+
+struct DecodeOptions {
+  SearchOptions search;
+  int64_t batch_size = 32;  // sentences per batch
+  bool return_beams = false;
+  bool write_beam_scores = false;  // with return_beams only, as in T2T
+  // Source ids kept per sentence, EOS included; longer inputs are cut with a
+  // warning. 0: no limit.
+  int64_t max_input_length = 0;
+  std::string delimiter = "\n";  // between records, in and out
+  int64_t num_samples = -1;      // dev split: decode at most this many (-1: all)
+  bool log_results = true;       // log every input and output, as T2T does
+  double progress_seconds = 10;  // between progress lines
+  // On the CPU, batches decoded side by side (parallel_batches.h), sharing
+  // LibTorch's threads; 0: one per thread. On CUDA one at a time.
+  int parallel_batches = 0;
+};
+
+// From --decode_hparams (T2T's names) and the model's hparams. Throws
+// t2t::Error for values this decoder cannot honour, naming the key.
+//  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
+//  - return_beams returns beam_size hypotheses and, as T2T, turns early
+//    stopping off, so every sentence runs to its decode length;
+//  - inputs are limited to max_input_size when set, else to the model's
+//    max_length (its batch_size when that is 0) and max_input_seq_length.
+DecodeOptions decode_options(const HParams& decode_hparams, const HParams& model_hparams);
+
+}  // namespace t2t
