@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "t2t/core/fast_math.h"
+#include "t2t/core/hash.h"
 
 namespace t2t {
 namespace {
@@ -19,23 +20,6 @@ using torch::autograd::variable_list;
 // Elements per hash key: a key per block keeps the per-element hash to 32
 // bits (what the vector units multiply cheaply) for tensors of any size.
 constexpr int64_t kBlock = 1 << 14;
-
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// A 32-bit integer hash with full avalanche (two multiply-xorshift rounds).
-inline uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 
 // Spreads consecutive offsets over the hash's input space before mixing.
 constexpr uint32_t kStride = 0x9e3779b9U;

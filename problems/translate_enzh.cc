@@ -146,26 +146,6 @@ class TranslateEnzhTatoeba : public TranslateEnzh {
   // that an English sentence with several translations never straddles
   // train and dev.
   static constexpr int kDevEvery = 25;
-
-  class HashSplitStream : public SampleStream {
-   public:
-    HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, int every)
-        : inner_(std::move(inner)), dev_(dev), every_(every) {}
-    bool next(TextPair* pair) override {
-      while (inner_->next(pair)) {
-        // FNV-1a: stable across platforms and runs, unlike std::hash.
-        uint64_t h = 1469598103934665603ULL;
-        for (unsigned char c : pair->source) h = (h ^ c) * 1099511628211ULL;
-        if ((h % every_ == 0) == dev_) return true;
-      }
-      return false;
-    }
-
-   private:
-    std::unique_ptr<SampleStream> inner_;
-    bool dev_;
-    int every_;
-  };
 };
 T2T_REGISTER_PROBLEM(TranslateEnzhTatoeba);
 

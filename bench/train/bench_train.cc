@@ -33,12 +33,13 @@
 #include <cxxopts.hpp>
 
 #include "bench/bench_util.h"
-#include "models/model_registry.h"
-#include "models/t2t_model.h"
 #include "t2t/core/error.h"
+#include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/batching.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/train/train_step.h"
 
 namespace {
@@ -72,19 +73,6 @@ std::pair<double, double> peak_gpu_mib(const torch::Device& device) {
 
 // --- synthetic batches: the same generator as reference_train.py -----------
 
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
-    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-};
-
 // Length buckets of T2T's scheme (boundaries 8, then x1.1) around the
 // lengths of news sentences in subword tokens; one batch per bucket, cycled.
 constexpr std::array<std::pair<int64_t, int64_t>, 4> kBuckets{{{20, 22}, {28, 30}, {36, 39}, {46, 50}}};
@@ -104,15 +92,15 @@ at::Tensor padded(const std::vector<std::vector<int64_t>>& rows) {
 // each side 80%·lo..hi-1 tokens long, ending in EOS (1), other ids uniform
 // in [2, vocab).
 std::vector<t2t::Batch> synthetic_batches(uint64_t seed, int64_t vocab, int64_t batch_size) {
-  SplitMix64 rng{seed};
+  t2t::SplitMix64 rng(seed);
   std::vector<t2t::Batch> batches;
   for (const auto& [lo, hi] : kBuckets) {
     std::vector<std::vector<int64_t>> inputs, targets;
     for (int64_t e = 0; e < std::max<int64_t>(1, batch_size / hi); ++e) {
       for (auto* rows : {&inputs, &targets}) {
-        const int64_t n = rng.uniform((4 * lo) / 5, hi - 1);
+        const int64_t n = rng.modulo_between((4 * lo) / 5, hi - 1);
         std::vector<int64_t> row;
-        for (int64_t i = 0; i + 1 < n; ++i) row.push_back(rng.uniform(2, vocab - 1));
+        for (int64_t i = 0; i + 1 < n; ++i) row.push_back(rng.modulo_between(2, vocab - 1));
         row.push_back(1);
         rows->push_back(std::move(row));
       }

@@ -1,7 +1,7 @@
-// The reader half of batching.h: the producer that turns shards into
-// batches (shuffling, bucketing, worker sharding), its resumable state, and
-// the background thread that runs it ahead of the training step.
-#include "t2t/data/batching.h"
+// BatchReader (batch_reader.h): the producer that turns shards into batches
+// (shuffling, bucketing, worker sharding), its resumable state, and the
+// background thread that runs it ahead of the training step.
+#include "t2t/data/batch_reader.h"
 
 #include <ATen/ATen.h>
 #include <yaml-cpp/yaml.h>
@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "t2t/core/error.h"
+#include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/io/example.h"
@@ -96,26 +97,11 @@ ReaderState ReaderState::from_yaml(const std::string& yaml, const std::string& s
 
 namespace {
 
-// splitmix64: one word of state, so the state saves as a single number, and
-// its output is the same on every platform (unlike std:: distributions).
-class Rng {
+// The shuffle generator; SplitMix64's one word of state saves as a number.
+class Rng : public SplitMix64 {
  public:
-  explicit Rng(uint64_t seed = 0) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n), without modulo bias.
-  uint64_t below(uint64_t n) {
-    const uint64_t threshold = (0 - n) % n;
-    for (;;) {
-      uint64_t r = next();
-      if (r >= threshold) return r % n;
-    }
-  }
-  std::string save() const { return std::to_string(state_); }
+  using SplitMix64::SplitMix64;
+  std::string save() const { return std::to_string(state()); }
   static Rng load(const std::string& text, const std::string& source) {
     try {
       size_t used = 0;
@@ -125,9 +111,6 @@ class Rng {
     }
     throw Error("reader state " + source + ": rng '" + text + "' is not a generator state");
   }
-
- private:
-  uint64_t state_;
 };
 
 uint64_t mix(uint64_t a, uint64_t b) {
@@ -524,6 +507,18 @@ ReaderState BatchReader::state() const {
 int64_t BatchReader::epoch() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return consumed_.epoch;
+}
+
+ReaderOptions reader_options(const HParams& hp, bool training, bool reversed, uint64_t seed) {
+  ReaderOptions o;
+  o.training = training;
+  o.reversed = reversed;
+  o.seed = seed;
+  if (hp.has("eval_drop_long_sequences"))
+    o.eval_drop_long_sequences = hp.get_bool("eval_drop_long_sequences");
+  if (hp.has("max_input_seq_length")) o.max_input_seq_length = hp.get_int("max_input_seq_length");
+  if (hp.has("max_target_seq_length")) o.max_target_seq_length = hp.get_int("max_target_seq_length");
+  return o;
 }
 
 }  // namespace t2t

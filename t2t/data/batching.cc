@@ -104,16 +104,4 @@ BatchingScheme batching_scheme(const HParams& hp, int64_t shard_multiplier) {
 
 int64_t Batch::size() const { return targets.defined() ? targets.size(0) : 0; }
 
-ReaderOptions reader_options(const HParams& hp, bool training, bool reversed, uint64_t seed) {
-  ReaderOptions o;
-  o.training = training;
-  o.reversed = reversed;
-  o.seed = seed;
-  if (hp.has("eval_drop_long_sequences"))
-    o.eval_drop_long_sequences = hp.get_bool("eval_drop_long_sequences");
-  if (hp.has("max_input_seq_length")) o.max_input_seq_length = hp.get_int("max_input_seq_length");
-  if (hp.has("max_target_seq_length")) o.max_target_seq_length = hp.get_int("max_target_seq_length");
-  return o;
-}
-
 }  // namespace t2t

@@ -1,34 +1,13 @@
-// The training and evaluation input pipeline: TFRecord shards of
-// tf.train.Example {"inputs", "targets"} grouped into length buckets and
-// padded into int64 batches, as T2T's input_fn does on GPUs
-// (utils/data_reader.py: batching_scheme, bucket_by_sequence_length).
-//
-// Training: each epoch reads this worker's files in a freshly shuffled
-// order through a shuffle buffer of examples, drops examples longer than
-// max_length, and repeats forever; a length bucket becomes a batch as soon
-// as it holds its batch size. Evaluation: one pass in file order, long
-// examples kept, partial buckets flushed at the end.
-//
-// A background thread fills a bounded queue of ready batches, so the
-// training step does not wait on I/O.
-//
-// T2T also shuffles ready batches (batch_shuffle_size) to break up runs of
-// same-sized batches that its older window-based grouping produced; a
-// bucket here turns into a batch the moment it fills, so batches of all
-// lengths already interleave and that step is left out.
+// Batching as T2T does it on GPUs (utils/data_reader.py: batching_scheme,
+// bucket_by_sequence_length): examples are grouped into length buckets,
+// each bucket with its own number of examples per batch, and padded into
+// int64 batches. The reader that applies this to TFRecord shards is in
+// batch_reader.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <thread>
 #include <vector>
 
 namespace t2t {
@@ -80,129 +59,6 @@ struct Batch {
   int64_t input_tokens = 0;   // non-padding tokens in inputs
   int64_t target_tokens = 0;  // non-padding tokens in targets
   int64_t size() const;       // examples
-};
-
-// Where a record lives: its file's index in the reader's file list and its
-// index in that file.
-struct RecordAddress {
-  int64_t file = 0;
-  int64_t record = 0;
-  bool operator==(const RecordAddress& o) const { return file == o.file && record == o.record; }
-};
-
-// Everything that decides a reader's future batches, taken right after a
-// batch was produced. A reader constructed from this state, over the same
-// unchanged files in the same order with the same scheme and options
-// (prefetch aside), produces exactly the batches the reader it was taken
-// from produces after that batch: the same examples in the same rows, in
-// the same order, for ever after (and so the same epoch count). Examples
-// waiting in the shuffle buffer and in the buckets are kept as addresses
-// and read again on restore, so the state stays small (at most the buffer
-// plus the buckets' capacity in addresses, a few tens of KB for batch_size
-// 4096) and restoring reads only those records and steps over the start of
-// the current file; nothing is replayed.
-struct ReaderState {
-  int64_t epoch = 0;           // complete passes over this worker's data
-  int64_t file_position = 0;   // index into this epoch's (shuffled) file order
-  int64_t record_in_file = 0;  // records of that file read or skipped so far
-  std::string rng;             // the shuffle generator's state; empty: unseeded
-  std::vector<RecordAddress> shuffle_buffer;  // slot by slot
-  std::vector<RecordAddress> bucketed;        // bucket by bucket, oldest first
-  // What the state belongs to, checked on restore.
-  int64_t num_files = 0;
-  int64_t worker = 0;
-  int64_t num_workers = 1;
-  bool training = true;
-
-  // A YAML mapping; from_yaml() throws t2t::Error naming `source` on text
-  // that is not one.
-  std::string to_yaml() const;
-  static ReaderState from_yaml(const std::string& yaml, const std::string& source);
-};
-
-struct ReaderOptions {
-  bool training = true;
-  // The problem was asked for as "<name>_rev": the model's inputs are the
-  // files' "targets" and the other way round.
-  bool reversed = false;
-  uint64_t seed = 0;
-  // Data parallelism: this reader is worker `worker` of `num_workers` and
-  // reads the files i with i % num_workers == worker; with fewer files than
-  // workers, every file's records j with j % num_workers == worker instead.
-  int64_t worker = 0;
-  int64_t num_workers = 1;
-  // Training only: examples held back and drawn from at random. 0 or 1: none.
-  int64_t shuffle_buffer = 1024;
-  // Ready batches the background thread keeps queued.
-  int64_t prefetch = 8;
-  // Evaluation drops examples longer than max_length only when set (T2T's
-  // eval_drop_long_sequences); training always drops them.
-  bool eval_drop_long_sequences = false;
-  // Cut inputs / targets to this many tokens before anything else; 0: keep.
-  int64_t max_input_seq_length = 0;
-  int64_t max_target_seq_length = 0;
-  // Page-lock each batch on the reading thread, so that the training step's
-  // copy to a CUDA device is asynchronous. Only for a CUDA run: pinning
-  // needs a CUDA driver.
-  bool pin_memory = false;
-};
-
-// ReaderOptions with the hparams that concern reading (eval_drop_long_sequences,
-// max_input_seq_length, max_target_seq_length) filled in.
-ReaderOptions reader_options(const HParams& hp, bool training, bool reversed, uint64_t seed);
-
-class BatchReader {
- public:
-  // Starts reading at once: from the beginning, or from `resume` (a state
-  // taken from a reader over the same files with the same options). Throws
-  // t2t::Error for an empty file list, bad options or a state that does not
-  // fit; errors while reading come out of next().
-  BatchReader(std::vector<std::string> files, BatchingScheme scheme, ReaderOptions options,
-              std::optional<ReaderState> resume = std::nullopt);
-  // Stops the background thread and waits for it.
-  ~BatchReader();
-
-  BatchReader(const BatchReader&) = delete;
-  BatchReader& operator=(const BatchReader&) = delete;
-
-  // The next batch, waiting for it if need be; nullopt once an evaluation
-  // pass is over (training never ends). An error of the background thread
-  // (a corrupt record, a missing file) is thrown here, after the batches
-  // made before it.
-  std::optional<Batch> next();
-
-  // The state just after the last batch next() returned (or the starting
-  // state before any): save it with a checkpoint to resume exactly there.
-  ReaderState state() const;
-  // Complete passes over this worker's data as of the last batch returned.
-  int64_t epoch() const;
-
-  const BatchingScheme& scheme() const { return scheme_; }
-  const ReaderOptions& options() const { return options_; }
-
- private:
-  struct Item {
-    Batch batch;
-    ReaderState state;  // right after this batch
-  };
-  class Producer;
-
-  void run();
-
-  std::vector<std::string> files_;
-  BatchingScheme scheme_;
-  ReaderOptions options_;
-  std::unique_ptr<Producer> producer_;
-  ReaderState consumed_;  // state after the last batch handed out
-
-  mutable std::mutex mutex_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<Item> queue_;
-  bool stop_ = false;
-  bool done_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;
 };
 
 }  // namespace t2t

@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "t2t/core/error.h"
+#include "t2t/core/hash.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 
@@ -77,14 +79,19 @@ bool TabSeparatedReader::next(TextPair* pair) {
   return false;
 }
 
-ConcatStream::ConcatStream(std::vector<std::unique_ptr<SampleStream>> parts)
-    : parts_(std::move(parts)) {}
+HashSplitStream::HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, int every)
+    : inner_(std::move(inner)), dev_(dev), every_(every) {
+  if (every < 1) throw Error("HashSplitStream: every must be at least 1, got " +
+                             std::to_string(every));
+}
 
-bool ConcatStream::next(TextPair* pair) {
-  while (current_ < parts_.size()) {
-    if (parts_[current_]->next(pair)) return true;
-    parts_[current_].reset();  // close its files early
-    ++current_;
+bool HashSplitStream::next(TextPair* pair) {
+  // Not FNV-1a's own basis (this one lacks its last decimal digit), but the
+  // one every split made so far used: changing it would move sentences
+  // between train and dev of existing data.
+  constexpr uint64_t kBasis = 1469598103934665603ULL;
+  while (inner_->next(pair)) {
+    if ((fnv1a64(pair->source, kBasis) % static_cast<uint64_t>(every_) == 0) == dev_) return true;
   }
   return false;
 }

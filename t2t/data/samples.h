@@ -61,17 +61,6 @@ class TabSeparatedReader : public SampleStream {
   int64_t line_ = 0;
 };
 
-// Reads the streams one after the other.
-class ConcatStream : public SampleStream {
- public:
-  explicit ConcatStream(std::vector<std::unique_ptr<SampleStream>> parts);
-  bool next(TextPair* pair) override;
-
- private:
-  std::vector<std::unique_ptr<SampleStream>> parts_;
-  size_t current_ = 0;
-};
-
 // Pairs held in memory (small dev sets, tests).
 class VectorStream : public SampleStream {
  public:
@@ -81,6 +70,22 @@ class VectorStream : public SampleStream {
  private:
   std::vector<TextPair> pairs_;
   size_t pos_ = 0;
+};
+
+// Keeps one part of a corpus that has no split of its own: the pairs whose
+// source hashes to 0 modulo `every` (dev = true) or the others (dev =
+// false). Hashing the source, not counting lines, keeps every translation
+// of one source sentence on the same side, and gives the same split on
+// every platform and run.
+class HashSplitStream : public SampleStream {
+ public:
+  HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, int every);
+  bool next(TextPair* pair) override;
+
+ private:
+  std::unique_ptr<SampleStream> inner_;
+  bool dev_;
+  int every_;
 };
 
 // Drops pairs with an empty side, invalid UTF-8 or a side over

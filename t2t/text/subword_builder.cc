@@ -16,6 +16,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/text/subword_internal.h"
 #include "t2t/text/subword_text_encoder.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 
@@ -130,7 +131,7 @@ struct SubwordBuilder {
     char32_t ch;   // pool[pos + k - 1], the character being added
   };
 
-  static uint64_t key_hash(uint64_t node, char32_t ch) { return mix(node * kHashMul + ch + 1); }
+  static uint64_t key_hash(uint64_t node, char32_t ch) { return murmur_mix64(node * kGoldenGamma + ch + 1); }
 
   // Counts one bucket's (prefix node, next character) pairs: a substring is
   // identified exactly by its prefix's node and its last character, so no

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "t2t/core/hash.h"
 #include "t2t/text/subword_text_encoder.h"
 
 namespace t2t {
@@ -20,18 +21,6 @@ std::u32string collect_alphabet(const std::vector<std::u32string_view>& strings)
 void escape_into(std::u32string_view token, const std::vector<uint64_t>& alphabet,
                  std::u32string& out);
 
-constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ULL;
-
-// A 64-bit finalizer (MurmurHash3's), for indexing open-addressing tables.
-inline uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDULL;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ULL;
-  h ^= h >> 33;
-  return h;
-}
-
 // The subtokens as a trie: node 0 is the root, edges live in one
 // open-addressing table keyed by (node, character).
 class SubtokenTrie {
@@ -43,7 +32,7 @@ class SubtokenTrie {
   void build(const std::vector<std::u32string>& subtokens, size_t first);
 
   uint32_t child(uint32_t node, char32_t c) const {
-    for (size_t i = mix(node * kHashMul + c) & mask_;; i = (i + 1) & mask_) {
+    for (size_t i = murmur_mix64(node * kGoldenGamma + c) & mask_;; i = (i + 1) & mask_) {
       const Edge& e = edges_[i];
       if (e.child == kNone) return kNone;
       if (e.parent == node && e.ch == c) return e.child;

@@ -7,6 +7,7 @@
 #include "t2t/core/file_util.h"
 #include "t2t/core/string_util.h"
 #include "t2t/text/subword_internal.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 
@@ -83,7 +84,7 @@ void SubtokenTrie::build(const std::vector<std::u32string>& subtokens, size_t fi
 }
 
 uint32_t SubtokenTrie::add_child(uint32_t node, char32_t c) {
-  size_t i = mix(node * kHashMul + c) & mask_;
+  size_t i = murmur_mix64(node * kGoldenGamma + c) & mask_;
   for (;; i = (i + 1) & mask_) {
     const Edge& e = edges_[i];
     if (e.child == kNone) break;
@@ -249,16 +250,6 @@ void SubwordTextEncoder::escaped_ids(std::u32string_view escaped, std::vector<in
                 "': it lacks a single-character subtoken; a vocabulary must list every "
                 "character of its alphabet on a line of its own (T2T-built ones do)");
   }
-}
-
-std::vector<std::string> SubwordTextEncoder::escaped_token_to_subtoken_strings(
-    std::string_view escaped) const {
-  const std::u32string e = utf8_to_u32(escaped);
-  std::vector<int64_t> ids;
-  escaped_ids(e, ids);
-  std::vector<std::string> out;
-  for (int64_t id : ids) out.push_back(subtokens_[static_cast<size_t>(id)]);
-  return out;
 }
 
 void SubwordTextEncoder::token_ids(std::u32string_view token, std::vector<int64_t>& out) const {
