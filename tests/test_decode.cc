@@ -13,12 +13,14 @@
 #include <functional>
 #include <limits>
 
-#include "models/t2t_model.h"
 #include "models/transformer.h"
 #include "t2t/core/error.h"
+#include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
 #include "t2t/decode/beam_search.h"
+#include "t2t/decode/decode_batches.h"
 #include "t2t/decode/top_candidates.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 
 using t2t::Hypothesis;
@@ -29,12 +31,8 @@ namespace {
 constexpr double kBig = 1e7;  // T2T's INF
 
 uint64_t mix(uint64_t h, int64_t id) {
-  uint64_t x = h * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(id) + 0x632BE59BD9B4E019ULL;
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
+  return t2t::splitmix64_mix(h * t2t::kGoldenGamma + static_cast<uint64_t>(id) +
+                             0x632BE59BD9B4E019ULL);
 }
 
 // ---- a model whose distribution depends on the whole prefix ----------------
@@ -438,4 +436,22 @@ TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decod
     CHECK(torch::equal(got.ids.masked_select(finite), want.ids.masked_select(finite)));
     CHECK(torch::equal(got.log_probs.isfinite(), finite));
   }
+}
+
+TEST_CASE("decode_batches: longest first, stable, empty sources left out", "[decode]") {
+  const std::vector<std::vector<int64_t>> sources = {
+      {5, 1}, {}, {7, 8, 9, 1}, {1}, {3, 4, 1}, {6, 1}, {2, 2, 2, 1}};
+  const auto batches = t2t::decode_batches(sources, 2);
+  const std::vector<std::vector<int64_t>> expected = {{2, 6}, {4, 0}, {5}};
+  CHECK(batches == expected);
+  CHECK(t2t::is_empty_source({}));
+  CHECK(t2t::is_empty_source({t2t::kEosId}));
+  CHECK_FALSE(t2t::is_empty_source({5, t2t::kEosId}));
+  CHECK(t2t::decode_batches(sources, 100).size() == 1);
+  CHECK_THROWS_WITH(t2t::decode_batches(sources, 0), Catch::Contains("at least 1"));
+
+  const auto padded = t2t::padded_batch(sources, batches[1]);
+  REQUIRE(padded.sizes() == torch::IntArrayRef({2, 3}));
+  CHECK(padded.dtype() == torch::kLong);
+  CHECK(torch::equal(padded, torch::tensor({3, 4, 1, 5, 1, 0}, torch::kLong).view({2, 3})));
 }

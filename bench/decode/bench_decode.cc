@@ -1,8 +1,8 @@
 // Decoding benchmark: sentences decoded through the real t2t::beam_search()
 // (cached incremental decoder, T2T's beam search or greedy for beam 1,
 // finished sentences leaving the batch) on the registry's "transformer",
-// batched as t2t::Decoder::translate batches them (longest first, stable,
-// batch_size sentences per batch). Prints one JSON line: sentences/s,
+// in the batches t2t::Decoder::translate makes (t2t::decode_batches: longest
+// first, stable, batch_size sentences per batch). Prints one JSON line: sentences/s,
 // output tokens/s (EOS included, as the decoder counts them) and peak RSS.
 // bench/decode/reference_decode.py prints the same line for the same model
 // decoded by plain PyTorch; run.sh runs both.
@@ -36,18 +36,20 @@
 
 #include <cxxopts.hpp>
 
-#include "hparams/decode_hparams.h"
 #include "bench/bench_util.h"
-#include "models/model_registry.h"
-#include "models/t2t_model.h"
 #include "t2t/core/error.h"
+#include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
 #include "t2t/decode/beam_search.h"
-#include "t2t/decode/parallel_batches.h"
+#include "t2t/decode/decode_batches.h"
+#include "t2t/decode/decode_options.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/decode/parallel_batches.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 
 namespace {
@@ -118,19 +120,6 @@ Workload trained(const std::string& output_dir, const std::string& data_dir,
   return w;
 }
 
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  int64_t uniform(int64_t lo, int64_t hi) {  // [lo, hi]
-    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-};
-
 // An untrained model (shared vocabulary) and `count` synthetic sources of
 // 10..30 ids + EOS. Such a model rarely emits EOS, so its sentences run to
 // their decode length: the same lengths on both sides without training.
@@ -141,10 +130,10 @@ Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, in
   w.model = t2t::model_registry().get("transformer")(w.hparams, t2t::FeatureInfo{vocab, vocab, true});
   w.model->eval();
   w.name = set_name + "-untrained";
-  SplitMix64 rng{seed};
+  t2t::SplitMix64 rng(seed);
   for (int64_t i = 0; i < count; ++i) {
-    std::vector<int64_t> ids(rng.uniform(10, 30));
-    for (auto& id : ids) id = rng.uniform(2, vocab - 1);
+    std::vector<int64_t> ids(rng.modulo_between(10, 30));
+    for (auto& id : ids) id = rng.modulo_between(2, vocab - 1);
     ids.push_back(t2t::kEosId);
     w.sources.push_back(std::move(ids));
   }
@@ -217,40 +206,14 @@ int64_t fingerprint(const std::vector<std::vector<int64_t>>& rows) {
   return total;
 }
 
-// Decoder::translate's batches: sentence indices, longest first (stable).
-std::vector<std::vector<int64_t>> batches_of(const std::vector<std::vector<int64_t>>& sources,
-                                             int64_t batch_size) {
-  std::vector<int64_t> order(sources.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return sources[a].size() > sources[b].size(); });
-  std::vector<std::vector<int64_t>> batches;
-  for (size_t s = 0; s < order.size(); s += batch_size)
-    batches.emplace_back(order.begin() + s,
-                         order.begin() + std::min(order.size(), s + static_cast<size_t>(batch_size)));
-  return batches;
-}
-
-torch::Tensor padded(const std::vector<std::vector<int64_t>>& sources,
-                     const std::vector<int64_t>& rows) {
-  size_t width = 0;
-  for (int64_t r : rows) width = std::max(width, sources[r].size());
-  auto t = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
-                        torch::kLong);
-  auto a = t.accessor<int64_t, 2>();
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (size_t j = 0; j < sources[rows[i]].size(); ++j) a[i][j] = sources[rows[i]][j];
-  return t;
-}
-
 void run(Workload& w, const Options& opt, int threads) {
   t2t::SearchOptions search;
   search.beam_size = opt.beam_size;
   search.alpha = opt.alpha;
   search.extra_length = opt.extra_length;
-  const auto batches = batches_of(w.sources, opt.batch_size);
+  const auto batches = t2t::decode_batches(w.sources, opt.batch_size);
   std::vector<torch::Tensor> inputs;
-  for (const auto& b : batches) inputs.push_back(padded(w.sources, b));
+  for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b));
   w.model->eval();
 
   const t2t::Stopwatch warmup_clock;

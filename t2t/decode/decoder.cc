@@ -8,76 +8,20 @@
 #include <mutex>
 #include <numeric>
 
-#include "models/model_registry.h"
-#include "models/t2t_model.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
+#include "t2t/decode/decode_batches.h"
 #include "t2t/decode/parallel_batches.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "t2t/text/tokenizer.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 
 namespace fs = std::filesystem;
-
-DecodeOptions decode_options(const HParams& dp, const HParams& hp) {
-  // Keys T2T has whose effect this decoder does not implement: refuse a
-  // changed value rather than ignore it.
-  if (dp.get_float("eos_penalty") != 0.0)
-    throw Error("--decode_hparams eos_penalty is not supported by t2t-decoder; leave it at 0");
-  if (dp.get_float("min_length_ratio") != 0.0)
-    throw Error("--decode_hparams min_length_ratio is not supported by t2t-decoder; leave it at 0");
-  if (dp.get_bool("skip_eos_postprocess"))
-    throw Error("--decode_hparams skip_eos_postprocess is not supported by t2t-decoder; outputs "
-                "always stop at EOS");
-
-  DecodeOptions o;
-  o.search.beam_size = dp.get_int("beam_size");
-  o.search.alpha = dp.get_float("alpha");
-  o.search.extra_length = dp.get_int("extra_length");
-  if (o.search.beam_size < 1)
-    throw Error("--decode_hparams beam_size must be at least 1, got " +
-                std::to_string(o.search.beam_size));
-  if (o.search.extra_length < 0)
-    throw Error("--decode_hparams extra_length must be >= 0, got " +
-                std::to_string(o.search.extra_length));
-  o.return_beams = dp.get_bool("return_beams");
-  o.write_beam_scores = dp.get_bool("write_beam_scores");
-  if (o.write_beam_scores && !o.return_beams)
-    spdlog::warn("--decode_hparams write_beam_scores only applies with return_beams=true (as in "
-                 "T2T); no scores will be written");
-  // As T2T: all beams are wanted, so the search may not stop once the best
-  // one is settled.
-  o.search.num_return = o.return_beams ? o.search.beam_size : 1;
-  o.search.stop_early = !o.return_beams;
-
-  const int64_t batch = dp.get_int("batch_size");
-  if (batch < 0) throw Error("--decode_hparams batch_size must be >= 0 (0: 32), got " +
-                             std::to_string(batch));
-  o.batch_size = batch == 0 ? 32 : batch;
-
-  int64_t limit = dp.get_int("max_input_size");
-  if (limit <= 0) {
-    // What the model was trained on; T2T's rule makes max_length 0 mean
-    // the (token) batch size.
-    limit = hp.has("max_length") ? hp.get_int("max_length") : 0;
-    if (limit == 0 && hp.has("batch_size")) limit = hp.get_int("batch_size");
-    if (hp.has("max_input_seq_length") && hp.get_int("max_input_seq_length") > 0)
-      limit = limit > 0 ? std::min(limit, hp.get_int("max_input_seq_length"))
-                        : hp.get_int("max_input_seq_length");
-  }
-  o.max_input_length = std::max<int64_t>(0, limit);
-  if (o.max_input_length == 1)
-    throw Error("an input limit of 1 token leaves room for EOS only; raise --decode_hparams "
-                "max_input_size");
-  o.delimiter = dp.get_string("delimiter");
-  if (o.delimiter.empty()) throw Error("--decode_hparams delimiter must not be empty");
-  o.num_samples = dp.get_int("num_samples");
-  o.log_results = dp.get_bool("log_results");
-  return o;
-}
 
 Decoder::Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
                  std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
@@ -120,52 +64,34 @@ std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::st
 std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources) {
   const int64_t n = static_cast<int64_t>(sources.size());
   std::vector<Translation> out(n);
-  // Longest first, as T2T (a batch that does not fit shows up at once);
-  // neighbours of similar length waste little on padding. Stable, so equal
-  // lengths keep their order.
-  std::vector<int64_t> order;
+  int64_t done = 0;  // the empty sources are answered at once
   for (int64_t i = 0; i < n; ++i) {
-    const auto& s = sources[i];
-    if (s.empty() || (s.size() == 1 && s[0] == kEosId)) {
-      out[i].texts = {""};
-      out[i].scores = {0.0};
-      ++counts_.empty;
-    } else {
-      order.push_back(i);
-    }
+    if (!is_empty_source(sources[i])) continue;
+    out[i].texts = {""};
+    out[i].scores = {0.0};
+    ++done;
   }
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return sources[a].size() > sources[b].size();
-  });
   counts_.sentences += n;
+  counts_.empty += done;
+  const auto batches = decode_batches(sources, options_.batch_size);
 
   const Stopwatch clock;
   const int64_t tokens_before = counts_.output_tokens;
   double last_report = 0.0;
-  int64_t done = n - static_cast<int64_t>(order.size());
-  const int64_t batch_size = options_.batch_size;
-  const int64_t batches = (static_cast<int64_t>(order.size()) + batch_size - 1) / batch_size;
   const int threads = at::get_num_threads();
+  const int64_t count = static_cast<int64_t>(batches.size());
   const int workers =
-      device_.is_cpu() ? parallel_batches(options_.parallel_batches, threads, batches) : 1;
+      device_.is_cpu() ? parallel_batches(options_.parallel_batches, threads, count) : 1;
   std::mutex mutex;  // counts_, logging and progress; each batch fills its own rows of `out`
-  for_each_batch(batches, workers, threads, [&](int64_t j) {
-    const size_t start = static_cast<size_t>(j * batch_size);
-    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
-    const int64_t rows = static_cast<int64_t>(end - start);
-    const int64_t width = static_cast<int64_t>(sources[order[start]].size());
-    auto batch = torch::zeros({rows, width}, torch::kLong);
-    auto acc = batch.accessor<int64_t, 2>();
+  for_each_batch(count, workers, threads, [&](int64_t j) {
+    const std::vector<int64_t>& rows = batches[static_cast<size_t>(j)];
+    const at::Tensor batch = padded_batch(sources, rows);
     int64_t input_tokens = 0, output_tokens = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const auto& ids = sources[order[start + r]];
-      for (size_t t = 0; t < ids.size(); ++t) acc[r][t] = ids[t];
-      input_tokens += static_cast<int64_t>(ids.size());
-    }
+    for (int64_t r : rows) input_tokens += static_cast<int64_t>(sources[r].size());
     SearchStats stats;
     auto results = beam_search(*model_, batch.to(device_), options_.search, &stats);
-    for (int64_t r = 0; r < rows; ++r) {
-      Translation& t = out[order[start + r]];
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Translation& t = out[rows[r]];
       for (const auto& h : results[r]) {
         t.texts.push_back(target_encoder_->decode(h.ids));
         t.scores.push_back(h.score);
@@ -179,13 +105,12 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
     counts_.output_tokens += output_tokens;
     counts_.search_row_steps += stats.row_steps;
     if (options_.log_results) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t index = order[start + r];
+      for (const int64_t index : rows) {
         spdlog::info("Inference results INPUT: {}", input_encoder_->decode(sources[index]));
         spdlog::info("Inference results OUTPUT: {}", out[index].texts.empty() ? "" : out[index].texts[0]);
       }
     }
-    done += rows;
+    done += static_cast<int64_t>(rows.size());
     const double now = clock.seconds();
     if (now - last_report >= options_.progress_seconds && done < n) {
       last_report = now;
