@@ -17,6 +17,8 @@
 #include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/text/tokenizer.h"
+#include "t2t/text/unicode.h"
+#include "t2t/text/utf8.h"
 
 namespace {
 
@@ -744,6 +746,32 @@ TEST_CASE("invalid UTF-8 bytes are dropped, or replaced where asked", "[text]") 
         "b\xEF\xBF\xBD"
         "c");
   CHECK(utf8_to_u32("\xED\xA0\x80x") == U"x");  // a surrogate
+  const Utf8Char broken = decode_utf8_front("\xE4\xB8"
+                                            "c");
+  CHECK_FALSE(broken.ok);
+  CHECK(broken.len == 2);  // the truncated sequence, not the 'c' after it
+  CHECK(decode_utf8_front("\xE5\xA5\xBD!").cp == U'好');
+}
+
+TEST_CASE("Unicode classes follow the source each tokenizer uses", "[text]") {
+  using namespace unicode;
+  CHECK(in_class(U'7', kUcdAlnum));
+  CHECK(in_class(0x20000, kUcdAlnum));  // beyond the BMP
+  CHECK_FALSE(in_class(0x10FFFF, kUcdAlnum));
+  CHECK(in_class(U'!', kRegexPunct));
+  CHECK(in_class(U'!', kUcdPunct));
+  CHECK_FALSE(in_class(U'!', kRegexSymbol));
+  CHECK(in_class(U'½', kRegexNumber));
+  CHECK_FALSE(in_class(U'½', kUcdDecimal));
+  CHECK(in_class(U'٣', kUcdDecimal));
+  // sacreBLEU's zh table as Python reads it: U+2001..U+2A6D, no Extension B.
+  CHECK(in_class(0x2001, kSacrebleuChinese));
+  CHECK_FALSE(in_class(0x2000, kSacrebleuChinese));
+  CHECK(in_class(U'好', kSacrebleuChinese));
+  CHECK_FALSE(in_class(0x20000, kSacrebleuChinese));
+  // str.lower(), final sigma and the one code point that lowers to two.
+  CHECK(lower(U"ΟΔΟΣ ΣΑ.Σ") == U"οδος σα.ς");  // "." is case-ignorable
+  CHECK(lower(U"İ") == U"i\u0307");
 }
 
 // ---- Escaping -------------------------------------------------------------------

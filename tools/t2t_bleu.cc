@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "t2t/core/error.h"
-#include "t2t/core/string_util.h"
 #include "t2t/metrics/sacrebleu.h"
+#include "t2t/text/utf8.h"
 #include "tools/cli_common.h"
 
 namespace {

@@ -9,6 +9,9 @@ namespace t2t {
 
 std::string trim(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
+// The lines of `text`, views without their '\n': a last line without one
+// counts, and an empty text has no lines.
+std::vector<std::string_view> split_lines(std::string_view text);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::string to_lower(std::string_view s);
@@ -19,10 +22,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // an upper-case letter that starts a lower-case run, then between a lower-case
 // letter or digit and an upper-case letter; finally lower-case everything.
 std::string camelcase_to_snakecase(std::string_view name);
-
-// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or
-// code points above U+10FFFF).
-bool is_valid_utf8(std::string_view s);
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);

@@ -8,10 +8,10 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
+#include "t2t/core/string_util.h"
 #include "t2t/metrics/bleu.h"
 #include "t2t/metrics/bleu_tokenizers.h"
-#include "t2t/metrics/unicode_tables.h"
-#include "t2t/text/tokenizer.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 
@@ -176,14 +176,9 @@ std::vector<std::string> read_bleu_lines(const std::string& path) {
     throw Error("'" + path + "' is a directory; give the text file with one sentence per line");
   const std::string text = read_file(path);
   std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    size_t stop = end;
-    if (stop > start && text[stop - 1] == '\r') --stop;
-    lines.emplace_back(text, start, stop - start);
-    start = end + 1;
+  for (std::string_view line : split_lines(text)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
   }
   return lines;
 }

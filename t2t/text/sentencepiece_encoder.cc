@@ -168,13 +168,6 @@ std::vector<int64_t> SentencePieceEncoder::encode(std::string_view text) const {
   return std::vector<int64_t>(ids.begin(), ids.end());
 }
 
-std::vector<std::string> SentencePieceEncoder::encode_as_pieces(std::string_view text) const {
-  std::vector<std::string> pieces;
-  const auto status = sp_->Encode(text, &pieces);
-  if (!status.ok()) throw Error("sentencepiece encode failed: " + status.ToString());
-  return pieces;
-}
-
 int64_t SentencePieceEncoder::vocab_size() const { return sp_->GetPieceSize(); }
 
 std::string SentencePieceEncoder::decode(const std::vector<int64_t>& ids) const {
@@ -207,10 +200,6 @@ std::string SentencePieceEncoder::id_to_piece(int64_t id) const {
                 std::to_string(vocab_size()) + ")");
   }
   return sp_->IdToPiece(static_cast<int>(id));
-}
-
-int64_t SentencePieceEncoder::piece_to_id(std::string_view piece) const {
-  return sp_->PieceToId(piece);
 }
 
 }  // namespace t2t

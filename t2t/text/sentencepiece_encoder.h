@@ -60,7 +60,6 @@ class SentencePieceEncoder : public TextEncoder {
                                               const SentencePieceOptions& options = {});
 
   std::vector<int64_t> encode(std::string_view text) const override;
-  std::vector<std::string> encode_as_pieces(std::string_view text) const;
   // Padding is dropped and EOS decodes to nothing; throws t2t::Error on an
   // id outside the vocabulary.
   std::string decode(const std::vector<int64_t>& ids) const override;
@@ -69,7 +68,6 @@ class SentencePieceEncoder : public TextEncoder {
 
   int64_t unk_id() const { return 2; }
   std::string id_to_piece(int64_t id) const;
-  int64_t piece_to_id(std::string_view piece) const;
 
  private:
   SentencePieceEncoder();

@@ -87,8 +87,6 @@ class SubwordTextEncoder : public TextEncoder {
   const std::u32string& alphabet() const { return alphabet_; }
   // escape_token with this vocabulary's alphabet.
   std::string escape(std::string_view token) const;
-  // The subtoken strings an already escaped token splits into.
-  std::vector<std::string> escaped_token_to_subtoken_strings(std::string_view escaped) const;
 
   // One subtoken per line, single-quoted unless add_single_quotes is false;
   // written atomically.

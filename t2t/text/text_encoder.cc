@@ -4,8 +4,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
-#include "t2t/core/string_util.h"
-#include "t2t/text/tokenizer.h"
+#include "t2t/text/utf8.h"
 
 namespace t2t {
 

@@ -1,5 +1,5 @@
 // T2T's invertible tokenizer (tensor2tensor/data_generators/tokenizer.py) and
-// the UTF-8 plumbing the text encoders share.
+// the token counts its vocabularies are built from.
 //
 // Text is split at every boundary between an alphanumeric character (Unicode
 // category L* or N*) and a non-alphanumeric one. A token that is exactly one
@@ -9,8 +9,8 @@
 // Runs of Chinese characters (category Lo) form one token per run between
 // punctuation; there is no word segmentation.
 //
-// Lengths and positions follow code points, as T2T's Python does, so the
-// encoders work on UTF-32 internally and on UTF-8 at their interfaces.
+// Lengths and positions follow code points, as T2T's Python does (see
+// utf8.h).
 #pragma once
 
 #include <cstdint>
@@ -21,36 +21,12 @@
 
 namespace t2t {
 
-// ---- UTF-8 ----------------------------------------------------------------
-
-// Decodes UTF-8, dropping bytes that are not valid UTF-8 (overlong forms,
-// surrogates, truncated sequences), as Python's errors="ignore" does.
-std::u32string utf8_to_u32(std::string_view text);
-// Same, but each maximal invalid subsequence becomes U+FFFD, as Python's
-// errors="replace" does.
-std::string utf8_replace_invalid(std::string_view bytes);
-void append_utf8(std::string& out, char32_t c);
-std::string u32_to_utf8(std::u32string_view text);
-
-// Python's str.isspace(): the characters str.strip() and str.split() use.
-bool is_python_space(char32_t c);
-std::u32string_view python_strip(std::u32string_view s);
-
-// The lines of a UTF-8 vocabulary file as code points, '\n' removed (a
-// final line without one counts). Throws t2t::Error naming `path`, the line
-// and `what_is_it` when a line is not valid UTF-8.
-std::vector<std::u32string> read_utf8_lines(const std::string& path, const std::string& what_is_it);
-std::u32string_view python_rstrip(std::u32string_view s);
-// Python's str.split() with no separator: runs of whitespace separate
-// fields, and leading or trailing whitespace yields no empty fields.
-std::vector<std::u32string_view> python_split(std::u32string_view s);
-
 // ---- Tokenizer ------------------------------------------------------------
 
 namespace tokenizer {
 
-// True for code points of general category L* or N* (see
-// unicode_alnum_table.h for the Unicode version).
+// True for code points of general category L* or N* (unicode::kUcdAlnum,
+// whose generated table records the Unicode version).
 bool is_alnum(char32_t c);
 
 // Views into `text`.
