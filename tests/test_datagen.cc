@@ -203,10 +203,8 @@ TEST_CASE("protobuf's own implementation reads our shards and we read its", "[da
   const std::string script = std::string(T2T_SOURCE_DIR) + "/tests/python/tfrecord_crosscheck.py";
   const std::string env = "PYTHONPATH='" T2T_TEST_PROTO_DIR "' ";
   if (python.empty() ||
-      run_command(env + "'" + python + "' -c 'import google.protobuf, example_pb2'").exit_code != 0) {
-    WARN("skipped: no Python with the protobuf package (tools/test.sh installs one)");
-    return;
-  }
+      run_command(env + "'" + python + "' -c 'import google.protobuf, example_pb2'").exit_code != 0)
+    T2T_SKIP("no Python with the protobuf package (tools/setup.sh installs one)");
   TempDir dir("crosscheck");
   const std::string data = dir / "data";
   REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data)

@@ -97,10 +97,8 @@ TEST_CASE("translate_enzh_tatoeba reads cmn-eng.zip from tmp_dir and splits it",
 
 TEST_CASE("translate_enzh_tatoeba on the real Tatoeba data", "[datagen][e2e][shared]") {
   const std::string shared = std::string(T2T_SOURCE_DIR) + "/../shared/data/tatoeba-enzh";
-  if (!fs::exists(shared + "/train.en")) {
-    WARN("skipped: " + shared + " is absent (it exists in CI, not on a user's machine)");
-    return;
-  }
+  if (!fs::exists(shared + "/train.en"))
+    T2T_SKIP(shared << " is absent (it exists in CI, not on a user's machine)");
   TempDir dir("tatoeba_real");
   const std::string data = dir / "data";
   auto r = run_command("./t2t-datagen --problem=translate_enzh_tatoeba --data_dir=" + data +

@@ -19,6 +19,7 @@
 #include "t2t/io/download.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -412,10 +413,7 @@ TEST_CASE("extract_archive unpacks a tar.gz", "[io]") {
 }
 
 TEST_CASE("extract_archive unpacks a zip", "[io]") {
-  if (!have_command("zip")) {
-    WARN("no zip command; skipping");
-    return;
-  }
+  if (!have_command("zip")) T2T_SKIP("no zip command (tools/setup.sh installs it)");
   TempDir dir;
   make_file(dir / "src/z/one.txt", "one");
   make_file(dir / "src/two.txt", "two");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what t2t needs and builds it into build/ (Release). Used by
-# quickstart.sh and test.sh; safe and quick to run again.
+# Installs what t2t and its tests need and builds t2t into build/ (Release).
+# Used by quickstart.sh and test.sh; safe and quick to run again.
 #
 # Environment (all optional):
 #   T2T_CACHE      where the virtualenv and pip's cache live, outside the
@@ -28,7 +28,7 @@ T2T_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache python3 python3-venv
   libsentencepiece-dev libyaml-cpp-dev libspdlog-dev libcxxopts-dev catch2
   libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev libgloo-dev
-  libtcmalloc-minimal4
+  libtcmalloc-minimal4 zip
 )
 
 install_debian_packages() {
@@ -61,17 +61,33 @@ prepare_libtorch() {
     return
   fi
   local py="$T2T_VENV/bin/python"
-  local check='import google.protobuf, torch,sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
+  # Every package of the install line below is imported here, so that an
+  # existing virtualenv gets one added to that line. protobuf, sacrebleu and
+  # tensorboard are for the tests: they read t2t's files and recompute its
+  # scores with their own code.
+  local check='import google.protobuf, numpy, sacrebleu, tensorboard, torch, yaml, sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
   if ! [ -x "$py" ] || ! "$py" -c "$check" 2>/dev/null; then
     local base_py=${T2T_PYTHON:-python3}
-    say "installing the PyPI torch wheel into $T2T_VENV (once; about 3 GB with its CUDA libraries)"
+    say "installing the PyPI torch wheel and the tests' Python packages into $T2T_VENV (once; about 3 GB with torch's CUDA libraries)"
     [ -x "$py" ] || "$base_py" -m venv "$T2T_VENV" || die "could not create a virtualenv with $base_py (apt-get install python3-venv)"
     export PIP_CACHE_DIR="$T2T_CACHE/pip"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu \
-      || die "pip could not install torch into $T2T_VENV"
+    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu tensorboard \
+      || die "pip could not install torch and the tests' packages into $T2T_VENV"
   fi
   T2T_CMAKE_TORCH_ARGS=(-DT2T_PYTHON="$py")
+}
+
+# T2T 1.15.7's own Python code (tensor2tensor without its dependencies, no
+# TensorFlow) in a virtualenv of its own under $T2T_CACHE, as
+# bench/datagen/t2t_reference.py sets it up: the datagen benchmark's
+# reference, and what the BLEU tests compare t2t's T2T-style scores with.
+# The script returns at once when the environment is there.
+prepare_t2t_reference() {
+  local base_py=${T2T_PYTHON:-python3}
+  [ -d "$T2T_CACHE/bench-t2t-venv" ] || say "installing T2T 1.15.7 (the tests' reference) into $T2T_CACHE/bench-t2t-venv (once)"
+  T2T_CACHE="$T2T_CACHE" PIP_CACHE_DIR="$T2T_CACHE/pip" "$base_py" "$T2T_ROOT/bench/datagen/t2t_reference.py" --check \
+    || die "could not set up T2T's reference environment in $T2T_CACHE/bench-t2t-venv"
 }
 
 build_t2t() {
@@ -96,6 +112,7 @@ build_t2t() {
 t2t_setup() {
   install_debian_packages
   prepare_libtorch
+  prepare_t2t_reference
   build_t2t
 }
 
