@@ -1,13 +1,24 @@
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 
 #include "t2t/metrics/bleu.h"
 
-TEST_CASE("BLEU of identical sequences is 1 and of disjoint ones is small", "[bleu]") {
+TEST_CASE("BLEU of identical sequences is 1, of disjoint ones the smoothing's floor, of none 0",
+          "[bleu]") {
   t2t::BleuStats same;
   same.add({1, 2, 3, 4, 5}, {1, 2, 3, 4, 5});
   CHECK(same.score() == Approx(1.0));
+
+  // No n-gram matches: every order is smoothed, 1 / (2^k * possible) for the
+  // k-th order without a match, with 5, 4, 3 and 2 n-grams of each order.
+  t2t::BleuStats disjoint;
+  disjoint.add({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  const double smoothed = std::pow(1.0 / (2 * 5) / (4 * 4) / (8 * 3) / (16 * 2), 1.0 / 4);
+  CHECK(disjoint.score() == Approx(smoothed).epsilon(1e-12));
+  CHECK(disjoint.matches() == std::array<int64_t, 4>{0, 0, 0, 0});
+
   t2t::BleuStats none;
   CHECK(none.score() == 0.0);
 }

@@ -2,9 +2,14 @@
 // with good and bad flags.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "t2t/core/hparams.h"
+#include "t2t/data/problem.h"
 #include "tests/test_util.h"
 
 using t2t::test::run_command;
@@ -109,5 +114,20 @@ TEST_CASE("datagen refuses _rev names and lists problems", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("the _rev variant reads the same files"));
   r = run_command("./t2t-datagen --only_list");
+  INFO(r.output);
   CHECK(r.exit_code == 0);
+  // One registered name per line, sorted, nothing else: the built-in
+  // problems are there, and every line names a problem this process knows
+  // too (it links the same library, plus a few test-only problems).
+  std::vector<std::string> listed;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) listed.push_back(line);
+  for (const char* problem : {"translate_enzh_sample", "translate_enzh_tatoeba",
+                              "translate_enzh_wmt32k", "translate_enzh_wmt8k"})
+    CHECK(std::count(listed.begin(), listed.end(), problem) == 1);
+  CHECK(std::is_sorted(listed.begin(), listed.end()));
+  for (const auto& name : listed) {
+    INFO("listed: '" << name << "'");
+    CHECK(t2t::problem_registry().contains(name));
+  }
 }

@@ -22,26 +22,37 @@ TEST_CASE("scalar events have TensorFlow's wire format", "[events]") {
   CHECK(t2t::encode_scalar_event(0.5, 3, {{"loss", 2.0}}) == expected);
 }
 
-TEST_CASE("event files are TFRecords that protobuf and TensorBoard read", "[events]") {
-  TempDir dir("events");
-  std::string path;
-  {
-    t2t::EventWriter writer(dir / "train");
-    writer.add_scalars(100, {{"loss", 3.25}, {"learning_rate", 0.001}});
-    writer.add_scalar(200, "loss", 2.5);
-    writer.flush();
-    path = writer.path();
-  }
-  CHECK(std::filesystem::path(path).filename().string().rfind("events.out.tfevents.", 0) == 0);
-  CHECK(t2t::count_tfrecords(path) == 3);
+namespace {
 
+// An event file as the trainer writes one: two steps of scalars in the run
+// directory `dir`. Returns the file's path.
+std::string write_events(const std::string& dir) {
+  t2t::EventWriter writer(dir);
+  writer.add_scalars(100, {{"loss", 3.25}, {"learning_rate", 0.001}});
+  writer.add_scalar(200, "loss", 2.5);
+  writer.flush();
+  return writer.path();
+}
+
+}  // namespace
+
+TEST_CASE("event files are TFRecords named as TensorBoard looks for them", "[events]") {
+  TempDir dir("events");
+  const std::string path = write_events(dir / "train");
+  CHECK(std::filesystem::path(path).parent_path() == std::filesystem::path(dir / "train"));
+  CHECK(std::filesystem::path(path).filename().string().rfind("events.out.tfevents.", 0) == 0);
+  // The file_version record, then one per step.
+  CHECK(t2t::count_tfrecords(path) == 3);
+}
+
+TEST_CASE("protobuf's Event class parses our event files", "[events][python]") {
   const std::string python = T2T_TEST_PYTHON;
   const std::string env = "PYTHONPATH='" T2T_TEST_PROTO_DIR "' ";
   if (python.empty() ||
-      run_command(env + "'" + python + "' -c 'import google.protobuf, event_pb2'").exit_code != 0) {
-    WARN("skipped the protobuf cross-check: no Python with the protobuf package");
-    return;
-  }
+      run_command(env + "'" + python + "' -c 'import google.protobuf, event_pb2'").exit_code != 0)
+    T2T_SKIP("no Python with the protobuf package (tools/setup.sh installs one)");
+  TempDir dir("events_protobuf");
+  const std::string path = write_events(dir / "train");
   auto r = run_command(env + "'" + python + "' '" T2T_SOURCE_DIR
                        "/tests/python/tfrecord_crosscheck.py' events '" + path + "'");
   INFO(r.output);
@@ -50,4 +61,23 @@ TEST_CASE("event files are TFRecords that protobuf and TensorBoard read", "[even
   CHECK_THAT(r.output, Catch::Contains("step 100 loss 3.2500"));
   CHECK_THAT(r.output, Catch::Contains("step 100 learning_rate 0.0010"));
   CHECK_THAT(r.output, Catch::Contains("step 200 loss 2.5000"));
+}
+
+TEST_CASE("TensorBoard's own reader shows our scalars", "[events][python]") {
+  const std::string python = T2T_TEST_PYTHON;
+  if (python.empty() ||
+      run_command("'" + python + "' -c 'import tensorboard.backend.event_processing'").exit_code != 0)
+    T2T_SKIP("no Python with the tensorboard package (tools/setup.sh installs it)");
+  TempDir dir("events_tensorboard");
+  write_events(dir / "train");
+  // The run directory, as `tensorboard --logdir` finds it.
+  auto r = run_command("'" + python + "' '" T2T_SOURCE_DIR "/tests/python/tensorboard_read.py' '" +
+                       (dir / "train") + "'");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("file_version 2.0\n"));
+  // Every point, as a point of TensorBoard's scalar dashboard, in step order.
+  CHECK_THAT(r.output, Catch::Contains("step 100 learning_rate 0.0010 scalars\n"
+                                       "step 100 loss 3.2500 scalars\n"
+                                       "step 200 loss 2.5000 scalars\n"));
 }
