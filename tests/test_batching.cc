@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -12,7 +11,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
-#include "t2t/data/batching.h"
+#include "t2t/data/batch_reader.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "tests/test_util.h"
@@ -498,38 +497,4 @@ TEST_CASE("reading errors come out of next()", "[batching]") {
     CHECK_THROWS_WITH(r.next(), Catch::Contains("max_length 31"));
   }
   CHECK_THROWS_AS(BatchReader({}, s, eval_options()), t2t::Error);
-}
-
-TEST_CASE("BatchReader throughput", "[.][bench]") {
-  t2t::test::TempDir dir("batching_bench");
-  // About 60k examples of WMT-like lengths, 10 shards.
-  std::vector<std::string> files;
-  std::mt19937 gen(1);
-  std::uniform_int_distribution<int> len(3, 80), tok(2, 31999);
-  int64_t bytes = 0;
-  for (int f = 0; f < 10; ++f) {
-    files.push_back(dir / ("bench-" + std::to_string(f)));
-    t2t::TFRecordWriter w(files.back());
-    for (int i = 0; i < 6000; ++i) {
-      std::vector<int64_t> a(static_cast<size_t>(len(gen))), b(static_cast<size_t>(len(gen)));
-      for (auto& x : a) x = tok(gen);
-      for (auto& x : b) x = tok(gen);
-      w.write(t2t::serialize_example({{"inputs", a}, {"targets", b}}));
-    }
-    w.close();
-    bytes += static_cast<int64_t>(w.bytes_written());
-  }
-  BatchReader r(files, t2t::batching_scheme(4096, 256), train_options());
-  r.next();  // wait for the first batch before timing
-  const auto start = std::chrono::steady_clock::now();
-  int64_t batches = 0, tokens = 0;
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
-    auto b = r.next();
-    ++batches;
-    tokens += b->input_tokens + b->target_tokens;
-  }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  WARN("BatchReader on " << bytes / 1e6 << " MB: " << batches / secs << " batches/s, "
-                         << tokens / secs << " tokens/s (inputs + targets), epoch " << r.epoch());
 }

@@ -3,15 +3,13 @@
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 
-#include "models/model_registry.h"
-#include "models/t2t_model.h"
 #include "models/transformer.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/model/t2t_model.h"
 
 using t2t::FeatureInfo;
 using t2t::HParams;
@@ -347,31 +345,6 @@ TEST_CASE("general letter sequences: zero-gated residual", "[model]") {
   for (const auto& item : model->named_parameters())
     gates += item.key().find(".gate_0") != std::string::npos;
   CHECK(gates == 2 * 2 + 3 * 2);  // two per encoder layer, three per decoder layer
-}
-
-// Rough speed of one training step; run explicitly with "[model_bench]".
-TEST_CASE("transformer_tiny forward and backward timing", "[.][model_bench]") {
-  auto hp = t2t::hparams_registry().get("transformer_tiny")();
-  torch::manual_seed(1);
-  Transformer model(hp, FeatureInfo{8000, 8000, false});
-  model.train();
-  // ~4000 tokens on each side: 160 sentences of 25.
-  auto inputs = torch::randint(1, 8000, {160, 25}, torch::kLong);
-  auto targets = torch::randint(1, 8000, {160, 25}, torch::kLong);
-  auto step = [&] {
-    model.zero_grad();
-    auto logits = model.forward(inputs, targets);
-    torch::nn::functional::cross_entropy(logits.view({-1, 8000}), targets.view({-1})).backward();
-  };
-  step();
-  const int steps = 5;
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) step();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps;
-  std::printf("transformer_tiny forward+backward, 160x25 tokens, %d threads: %.3f s/step\n",
-              torch::get_num_threads(), seconds);
-  CHECK(seconds > 0);
 }
 
 TEST_CASE("under CPU bf16 autocast the matrix products run in bf16", "[model]") {

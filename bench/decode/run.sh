@@ -23,26 +23,14 @@
 # untrained model of that set, synthetic inputs, every sentence running to
 # its decode length; EXTRA_LENGTH for it, 30).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${T2T_BUILD_DIR:-$ROOT/build}
-T2T_CACHE=${T2T_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/t2t}
-PYTHON=${T2T_VENV:-$T2T_CACHE/venv}/bin/python
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_decode}
 RUNS=${RUNS:-3}
 THREADS=${THREADS:-0}
 CONFIGS=${CONFIGS:-1x1 1x32 4x1 4x32}
 BENCH="$BUILD/t2t-bench-decode"
-for bin in "$BENCH" "$BUILD/t2t-datagen" "$BUILD/t2t-trainer"; do
-  [ -x "$bin" ] || { echo "no $bin: build t2t first (./tools/test.sh)" >&2; exit 1; }
-done
-[ -x "$PYTHON" ] || { echo "no $PYTHON: run tools/setup.sh for the torch virtualenv" >&2; exit 1; }
+bench_require "$BENCH" "$BUILD/t2t-datagen" "$BUILD/t2t-trainer"
 
-ALLOCATOR=""
-for lib in libtcmalloc_minimal.so.4 libtcmalloc.so.4 libjemalloc.so.2; do
-  path=$(ldconfig -p | grep -m1 -F "$lib " | sed 's/.*=> //') || true
-  [ -n "$path" ] && { ALLOCATOR=$path; break; }
-done
-[ -n "$ALLOCATOR" ] || echo "no tcmalloc/jemalloc installed (apt-get install libtcmalloc-minimal4): both sides use glibc malloc"
 PRELOAD_ROW=$ALLOCATOR
 ldd "$BENCH" | grep -q tcmalloc && PRELOAD_ROW=""
 

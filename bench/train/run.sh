@@ -26,10 +26,7 @@
 # COMPILE=1 adds torch.compile as an extra, informational column,
 # WORK (/tmp/t2t_bench_train).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${T2T_BUILD_DIR:-$ROOT/build}
-T2T_CACHE=${T2T_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/t2t}
-PYTHON=${T2T_VENV:-$T2T_CACHE/venv}/bin/python
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_train}
 RUNS=${RUNS:-3}
 THREADS=${THREADS:-0}
@@ -37,8 +34,7 @@ SETS=${SETS:-tiny small base}
 DEVICE=${DEVICE:-cpu}
 MIXED_PRECISION=${MIXED_PRECISION:-none}
 BENCH="$BUILD/t2t-bench-train"
-[ -x "$BENCH" ] || { echo "no $BENCH: build t2t first (./tools/test.sh)" >&2; exit 1; }
-[ -x "$PYTHON" ] || { echo "no $PYTHON: run tools/setup.sh for the torch virtualenv" >&2; exit 1; }
+bench_require "$BENCH"
 
 # Steps per set: enough timed steps for a stable figure (a multiple of the
 # 4 batch shapes), warm-up covering the shapes where it is affordable.
@@ -52,12 +48,6 @@ steps() {
   esac
 }
 
-ALLOCATOR=""
-for lib in libtcmalloc_minimal.so.4 libtcmalloc.so.4 libjemalloc.so.2; do
-  path=$(ldconfig -p | grep -m1 -F "$lib " | sed 's/.*=> //') || true
-  [ -n "$path" ] && { ALLOCATOR=$path; break; }
-done
-[ -n "$ALLOCATOR" ] || echo "no tcmalloc/jemalloc installed (apt-get install libtcmalloc-minimal4): both sides use glibc malloc"
 # On a GPU the preloaded row of ours is left out (see the top).
 case $DEVICE in cuda*) OURS_PRELOADED="" ;; *) OURS_PRELOADED=$ALLOCATOR ;; esac
 DEVICE_FLAGS=(--device="$DEVICE" --mixed_precision="$MIXED_PRECISION")
