@@ -11,7 +11,6 @@
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
-#include "t2t/core/string_util.h"
 #include "t2t/decode/decode_batches.h"
 #include "t2t/decode/parallel_batches.h"
 #include "t2t/model/model_registry.h"
