@@ -156,9 +156,13 @@ Hypothesis exhaustive_best(const PrefixModel& m, const std::vector<int64_t>& inp
 }
 
 // T2T's beam search for one sentence, written out plainly with lists.
+// `older_rule`: stop_early as T2T had it before its current beam_search.py,
+// comparing the lowest finished score with the bound instead of the best
+// (the same best output, often more steps). `steps`: decoder steps run.
 std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<int64_t>& input,
                                        int64_t vocab, int64_t K, double alpha, int64_t decode_len,
-                                       bool stop_early, int64_t num_return) {
+                                       bool stop_early, int64_t num_return,
+                                       bool older_rule = false, int64_t* steps = nullptr) {
   struct H {
     std::vector<int64_t> seq;
     double lp, score;
@@ -195,13 +199,24 @@ std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<i
       pool.push_back(c);
     }
     finished = top(pool, K, [](const H& h) { return h.score; });
-    double lowest = kBig;
-    bool any = false;
-    for (const auto& f : finished)
-      if (f.fin) any = true, lowest = std::min(lowest, f.score);
-    if (!any) lowest = -kBig;
-    const bool met = lowest > alive[0].lp / t2t::length_penalty(decode_len, alpha);
-    if (i + 1 >= decode_len || (stop_early && met)) break;
+    // The score that must beat the bound: the best finished one
+    // (stop_early), or the lowest of the K, all of which must have finished.
+    double settled = -kBig;
+    bool all = true, any = false;
+    for (const auto& f : finished) all = all && f.fin, any = any || f.fin;
+    if (stop_early && older_rule) {
+      settled = kBig;
+      for (const auto& f : finished)
+        if (f.fin) settled = std::min(settled, f.score);
+      if (!any) settled = -kBig;
+    } else if (stop_early) {
+      if (finished[0].fin) settled = finished[0].score;
+    } else if (all) {
+      settled = finished[K - 1].score;
+    }
+    const bool met = settled > alive[0].lp / t2t::length_penalty(decode_len, alpha);
+    if (steps) *steps = i + 1;
+    if (i + 1 >= decode_len || met) break;
   }
   auto strip = [](std::vector<int64_t> s) {
     auto eos = std::find(s.begin(), s.end(), t2t::kEosId);
@@ -308,6 +323,66 @@ TEST_CASE("small beams equal a plain statement of T2T's algorithm", "[decode]") 
       }
     }
   }
+}
+
+TEST_CASE("a sentence stops once its best finished hypothesis beats the bound, as T2T now does",
+          "[decode]") {
+  // The rule before T2T's current beam_search.py waited for the lowest
+  // finished score to beat the bound: the same best hypothesis, more steps.
+  // Look for sentences where the two rules differ, and check that the search
+  // takes the current rule's step count and returns its hypotheses.
+  const int64_t V = 7, K = 4;
+  const double alpha = 0.6;
+  int differing = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::vector<int64_t> input = {2, 3, 4, static_cast<int64_t>(2 + seed % 5), t2t::kEosId};
+    PrefixModel model(V, seed, 0.5);
+    SearchOptions o;
+    o.beam_size = K;
+    o.alpha = alpha;
+    o.extra_length = 8;
+    const int64_t len = static_cast<int64_t>(input.size()) + o.extra_length;
+    int64_t want_steps = 0, older_steps = 0;
+    const auto want = reference_beam(model, input, V, K, alpha, len, true, 1, false, &want_steps);
+    const auto older = reference_beam(model, input, V, K, alpha, len, true, 1, true, &older_steps);
+    REQUIRE(want.size() == 1);
+    CHECK(older[0].ids == want[0].ids);  // the rules agree on the best hypothesis
+    t2t::SearchStats stats;
+    const auto got = t2t::beam_search(model, batch_of({input}), o, &stats);
+    INFO("seed " << seed);
+    CHECK(stats.steps == want_steps);
+    CHECK(got[0][0].ids == want[0].ids);
+    CHECK(got[0][0].score == Approx(want[0].score).epsilon(1e-5));
+    if (older_steps > want_steps) ++differing;
+  }
+  // The check above has teeth only where the rules differ.
+  CHECK(differing >= 3);
+}
+
+TEST_CASE("with every beam returned a sentence stops once no alive hypothesis can enter them",
+          "[decode]") {
+  const int64_t V = 7, K = 3;
+  int early = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const std::vector<int64_t> input = {5, 4, 3, 2, t2t::kEosId};
+    PrefixModel model(V, seed, 1.0);  // EOS likely: beams fill up early
+    SearchOptions o;
+    o.beam_size = K;
+    o.extra_length = 10;
+    o.num_return = K;
+    o.stop_early = false;
+    const int64_t len = static_cast<int64_t>(input.size()) + o.extra_length;
+    int64_t want_steps = 0;
+    const auto want = reference_beam(model, input, V, K, o.alpha, len, false, K, false, &want_steps);
+    t2t::SearchStats stats;
+    const auto got = t2t::beam_search(model, batch_of({input}), o, &stats);
+    INFO("seed " << seed);
+    CHECK(stats.steps == want_steps);
+    REQUIRE(got[0].size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) CHECK(got[0][k].ids == want[k].ids);
+    if (want_steps < len) ++early;
+  }
+  CHECK(early >= 3);  // not every sentence runs to its decode length
 }
 
 TEST_CASE("a sentence whose decode length runs out unfinished returns its alive beam", "[decode]") {

@@ -74,13 +74,11 @@ class EchoModel : public t2t::T2TModel {
   int64_t vocab_;
 };
 
-t2t::Decoder make_decoder(const std::string& decode_hparams, std::shared_ptr<EchoModel>* model_out = nullptr,
-                          int64_t max_length = 256, int parallel = 0) {
+t2t::Decoder make_decoder(const std::string& decode_hparams,
+                          std::shared_ptr<EchoModel>* model_out = nullptr, int parallel = 0) {
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(decode_hparams, "--decode_hparams");
-  t2t::HParams hp;
-  hp.add("max_length", max_length);
-  auto options = t2t::decode_options(dp, hp);
+  auto options = t2t::decode_options(dp);
   options.log_results = false;
   options.parallel_batches = parallel;
   auto bytes = std::make_shared<t2t::ByteTextEncoder>();
@@ -114,16 +112,32 @@ TEST_CASE("file decoding keeps the input's order and its empty lines", "[decode]
   CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
 }
 
-TEST_CASE("invalid UTF-8 is replaced and counted; long inputs are cut", "[decode]") {
+TEST_CASE("invalid UTF-8 is replaced and counted; long inputs are cut when asked", "[decode]") {
   TempDir dir("decode_bad_input");
   const std::string in = dir / "in.txt", out = dir / "out.txt";
   t2t::write_file_atomic(in, "ok\nbad \xff byte\nabcdefghij\n");
-  auto decoder = make_decoder("beam_size=1", nullptr, /*max_length=*/8);
+  auto decoder = make_decoder("beam_size=1,max_input_size=8");
   t2t::decode_file(decoder, in, out);
-  // max_length 8 keeps 7 bytes and EOS; U+FFFD is 3 bytes.
+  // max_input_size 8 keeps 7 bytes and EOS; U+FFFD is 3 bytes.
   CHECK(slurp(out) == "ok\nbad \xef\xbf\xbd\nabcdefg\n");
   CHECK(decoder.counts().invalid_utf8 == 1);
   CHECK(decoder.counts().truncated == 2);
+}
+
+TEST_CASE("inputs are decoded whole by default, as in T2T", "[decode]") {
+  TempDir dir("decode_whole_input");
+  const std::string in = dir / "in.txt", out = dir / "out.txt";
+  // 299 bytes + EOS: longer than any model's max_length in the shipped sets.
+  std::string long_line;
+  for (int i = 0; i < 299; ++i) long_line += static_cast<char>('a' + i % 26);
+  t2t::write_file_atomic(in, long_line + "\nshort\n");
+  std::shared_ptr<EchoModel> model;
+  auto decoder = make_decoder("beam_size=1", &model);
+  CHECK(decoder.options().max_input_length == 0);
+  t2t::decode_file(decoder, in, out);
+  CHECK(slurp(out) == long_line + "\nshort\n");
+  CHECK(decoder.counts().truncated == 0);
+  CHECK(decoder.counts().input_tokens == 300 + 6);
 }
 
 TEST_CASE("return_beams writes every beam and write_beam_scores T2T's scores", "[decode]") {
@@ -229,14 +243,10 @@ TEST_CASE("output names and float formatting follow T2T", "[decode]") {
 }
 
 TEST_CASE("decode hparams map onto search options as in T2T", "[decode]") {
-  t2t::HParams hp;
-  hp.add("max_length", int64_t{0});
-  hp.add("batch_size", int64_t{4096});
-  hp.add("max_input_seq_length", int64_t{0});
   auto parse = [&](const std::string& s) {
     t2t::HParams dp = t2t::default_decode_hparams();
     dp.parse(s, "--decode_hparams");
-    return t2t::decode_options(dp, hp);
+    return t2t::decode_options(dp);
   };
   const auto d = parse("");
   CHECK(d.search.beam_size == 4);
@@ -245,14 +255,12 @@ TEST_CASE("decode hparams map onto search options as in T2T", "[decode]") {
   CHECK(d.batch_size == 32);
   CHECK(d.search.num_return == 1);
   CHECK(d.search.stop_early);
-  CHECK(d.max_input_length == 4096);  // max_length 0 means batch_size
+  CHECK(d.max_input_length == 0);  // the whole input
   const auto beams = parse("return_beams=true,beam_size=5,batch_size=7,max_input_size=50");
   CHECK(beams.search.num_return == 5);
   CHECK_FALSE(beams.search.stop_early);
   CHECK(beams.batch_size == 7);
   CHECK(beams.max_input_length == 50);
-  hp.set("max_input_seq_length", int64_t{64});
-  CHECK(parse("").max_input_length == 64);
   CHECK_THROWS_WITH(parse("eos_penalty=0.5"), Catch::Contains("eos_penalty"));
   CHECK_THROWS_WITH(parse("beam_size=0"), Catch::Contains("beam_size"));
   CHECK_THROWS_AS(parse("no_such_key=1"), t2t::Error);
@@ -275,8 +283,8 @@ TEST_CASE("batches decoded side by side give what one at a time gives", "[decode
   }
   sources.push_back({});  // an empty line among them
   std::shared_ptr<EchoModel> one_model, many_model;
-  auto one = make_decoder("batch_size=3,beam_size=2", &one_model, 256, 1);
-  auto many = make_decoder("batch_size=3,beam_size=2", &many_model, 256, 3);
+  auto one = make_decoder("batch_size=3,beam_size=2", &one_model, 1);
+  auto many = make_decoder("batch_size=3,beam_size=2", &many_model, 3);
   const auto a = one.translate(sources), b = many.translate(sources);
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) {

@@ -60,7 +60,7 @@ int decode(const cxxopts::ParseResult& flags) {
   }
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
-  t2t::DecodeOptions options = t2t::decode_options(dp, hp);
+  t2t::DecodeOptions options = t2t::decode_options(dp);
   options.parallel_batches = flags["parallel_batches"].as<int>();
   if (options.parallel_batches < 0)
     throw t2t::cli::UsageError("--parallel_batches must be >= 0");

@@ -104,7 +104,7 @@ Workload trained(const std::string& output_dir, const std::string& data_dir,
                                        "", torch::kCPU);
   w.model = loaded.model;
   w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded.step);
-  const auto options = t2t::decode_options(t2t::default_decode_hparams(), w.hparams);
+  const auto options = t2t::decode_options(t2t::default_decode_hparams());
   t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options);
   std::ifstream in(source);
   if (!in) throw t2t::Error("cannot read --source=" + source);

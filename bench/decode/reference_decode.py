@@ -16,7 +16,7 @@ encoder-decoder keys/values run once per batch, each step appends its
 self-attention key and value. The search is t2t's (t2t/decode/beam_search.h,
 T2T's semantics): beam > 1 keeps the 2·beam best candidates by
 log-probability / ((5 + length) / 6)^alpha, separate alive and finished
-sets, stops a sentence once no alive hypothesis can beat its finished ones;
+sets, stops a sentence once no alive hypothesis can beat its best finished one;
 beam 1 is greedy (argmax of the logits). A sentence of n source tokens gets
 at most n + extra_length output tokens.
 
@@ -326,9 +326,10 @@ def beam(model, inputs, K, alpha, extra_length):
         fin_seq = all_seq.gather(1, fin_pick.unsqueeze(2).expand(rows, K, i + 1))
         fin_flags = all_flags.gather(1, fin_pick)
 
-        lowest = fin_scores.masked_fill(fin_flags.logical_not(), INF).amin(1).masked_fill(
-            fin_flags.any(1).logical_not(), -INF)
-        met = (lowest > alive_lp[:, 0] / max_penalty).tolist()
+        # T2T's stop_early: the best finished score (slots are sorted) beats
+        # the best the best alive hypothesis could still reach.
+        best = fin_scores[:, 0].masked_fill(fin_flags[:, 0].logical_not(), -INF)
+        met = (best > alive_lp[:, 0] / max_penalty).tolist()
         i += 1
         open_rows = []
         for r, s in enumerate(sentence):

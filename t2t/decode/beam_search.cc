@@ -225,18 +225,24 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
     b.finished_scores = fin_scores;
     b.finished_flags = all_flags.gather(1, fin_pick);
 
-    // T2T's _is_finished, per sentence: the lowest finished score beats the
-    // best the best alive hypothesis could still reach (its log-probability
-    // can only fall, and the penalty is largest at the decode length).
-    const auto any_finished = b.finished_flags.any(1);
-    const auto lowest_finished =
-        b.finished_scores.masked_fill(b.finished_flags.logical_not(), kInf).amin(1).masked_fill(
-            any_finished.logical_not(), -kInf);
+    // T2T's _is_not_finished, per sentence. The best the best alive
+    // hypothesis could still reach is its log-probability (which can only
+    // fall) over the largest penalty, the one at the decode length. With
+    // stop_early the sentence is settled once its best finished score beats
+    // that (T2T's reduce_max); without, once every one of its K finished
+    // slots holds a hypothesis and the lowest beats it (reduce_min), so that
+    // no alive one can still enter them. Finished slots are sorted, best first.
+    const auto settled_score =
+        options.stop_early
+            ? b.finished_scores.select(1, 0).masked_fill(
+                  b.finished_flags.select(1, 0).logical_not(), -kInf)
+            : b.finished_scores.select(1, K - 1).masked_fill(
+                  b.finished_flags.all(1).logical_not(), -kInf);
     const auto bound_met =
-        (lowest_finished > b.alive_log_probs.select(1, 0) / b.max_penalty).to(torch::kCPU);
+        (settled_score > b.alive_log_probs.select(1, 0) / b.max_penalty).to(torch::kCPU);
     for (int64_t r : set.open_rows()) {
       const int64_t s = set.sentence[r];
-      const bool met = options.stop_early && bound_met.data_ptr<bool>()[r];
+      const bool met = bound_met.data_ptr<bool>()[r];
       if (i + 1 >= set.decode_length[s] || met) {
         results[s] = collect(b, r, options.num_return);
         set.settled[s] = 1;

@@ -25,7 +25,7 @@ HParams default_decode_hparams() {
   return hp;
 }
 
-DecodeOptions decode_options(const HParams& dp, const HParams& hp) {
+DecodeOptions decode_options(const HParams& dp) {
   // Keys T2T has whose effect this decoder does not implement: refuse a
   // changed value rather than ignore it.
   if (dp.get_float("eos_penalty") != 0.0)
@@ -61,16 +61,9 @@ DecodeOptions decode_options(const HParams& dp, const HParams& hp) {
                              std::to_string(batch));
   o.batch_size = batch == 0 ? 32 : batch;
 
-  int64_t limit = dp.get_int("max_input_size");
-  if (limit <= 0) {
-    // What the model was trained on; T2T's rule makes max_length 0 mean
-    // the (token) batch size.
-    limit = hp.has("max_length") ? hp.get_int("max_length") : 0;
-    if (limit == 0 && hp.has("batch_size")) limit = hp.get_int("batch_size");
-    if (hp.has("max_input_seq_length") && hp.get_int("max_input_seq_length") > 0)
-      limit = limit > 0 ? std::min(limit, hp.get_int("max_input_seq_length"))
-                        : hp.get_int("max_input_seq_length");
-  }
+  // As T2T: the whole input unless max_input_size asks for a cut. The
+  // model's max_length limits training examples, not what it may decode.
+  const int64_t limit = dp.get_int("max_input_size");
   o.max_input_length = std::max<int64_t>(0, limit);
   if (o.max_input_length == 1)
     throw Error("an input limit of 1 token leaves room for EOS only; raise --decode_hparams "

@@ -31,13 +31,14 @@ struct DecodeOptions {
   int parallel_batches = 0;
 };
 
-// From --decode_hparams (T2T's names) and the model's hparams. Throws
+// From --decode_hparams (T2T's names). Throws
 // t2t::Error for values this decoder cannot honour, naming the key.
 //  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
-//  - return_beams returns beam_size hypotheses and, as T2T, turns early
-//    stopping off, so every sentence runs to its decode length;
-//  - inputs are limited to max_input_size when set, else to the model's
-//    max_length (its batch_size when that is 0) and max_input_seq_length.
-DecodeOptions decode_options(const HParams& decode_hparams, const HParams& model_hparams);
+//  - return_beams returns beam_size hypotheses and, as T2T, turns
+//    stop_early off: a sentence then runs until all its beams are settled,
+//    not only the best;
+//  - inputs are decoded whole, as in T2T, unless max_input_size (EOS
+//    included) is positive.
+DecodeOptions decode_options(const HParams& decode_hparams);
 
 }  // namespace t2t

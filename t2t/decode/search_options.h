@@ -18,9 +18,10 @@ struct SearchOptions {
   // when only some did). Fewer only when the sentence has fewer real ones.
   int64_t num_return = 1;
   // T2T's stop_early: stop a sentence once no alive hypothesis can beat its
-  // finished ones. T2T turns it off when more than one beam is returned (the
-  // lower beams could still change), and so does decode_options
-  // (decode_options.h).
+  // best finished one. Off, a sentence runs until no alive hypothesis can
+  // enter any of its beam_size finished ones (or to its decode length):
+  // T2T turns it off when more than one beam is returned, since the lower
+  // beams could still change, and so does decode_options (decode_options.h).
   bool stop_early = true;
   // Take settled sentences out of the batch. Off only to check that taking
   // them out changes no result.
