@@ -229,7 +229,16 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 }
 
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
+  if (softmax_int8_) return (*softmax_int8_)(decoder_output);
   return torch::linear(decoder_output, softmax_weights_);
+}
+
+void Transformer::quantize_int8() {
+  for (const auto& named : named_modules("", false)) {
+    if (auto* dense = named.value()->as<DenseImpl>()) dense->quantize_int8(named.key());
+  }
+  softmax_int8_ = std::make_shared<const Int8Linear>(softmax_weights_, torch::Tensor(),
+                                                     "the softmax projection");
 }
 
 torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <utility>
 
+#include "models/int8_linear.h"
 #include "models/transformer_layers.h"
 #include "t2t/core/hparams.h"
 #include "t2t/model/t2t_model.h"
@@ -35,6 +36,10 @@ class Transformer : public T2TModel {
   std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) override;
   torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
   void reorder_state(DecoderState& state, const torch::Tensor& index) override;
+  // Every dense layer of both stacks and the softmax projection; the
+  // embeddings stay float (a lookup, not a product).
+  void quantize_int8() override;
+  bool quantized() const override { return softmax_int8_ != nullptr; }
 
   // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
   // and padding [batch, input_len] (bool, true at padding).
@@ -78,6 +83,7 @@ class Transformer : public T2TModel {
   torch::Tensor target_embedding_;
   torch::Tensor softmax_weights_;
   torch::Tensor target_space_;  // [hidden], or undefined
+  std::shared_ptr<const Int8Linear> softmax_int8_;  // after quantize_int8()
   torch::nn::ModuleList encoder_layers_;
   torch::nn::ModuleList decoder_layers_;
   std::vector<EncoderLayer> encoder_;

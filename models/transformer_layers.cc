@@ -59,8 +59,8 @@ void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t leng
   cache = with_room(cache, 2, length);
 }
 
-torch::nn::Linear dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
-  torch::nn::Linear layer(torch::nn::LinearOptions(in, out).bias(bias));
+Dense dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
+  Dense layer(torch::nn::LinearOptions(in, out).bias(bias));
   torch::NoGradGuard no_grad;
   init_dense_weight(layer->weight, c.initializer, c.initializer_gain);
   if (bias) layer->bias.zero_();

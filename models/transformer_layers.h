@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "models/dense.h"
 #include "t2t/core/hparams.h"
 #include "t2t/model/t2t_model.h"
 
@@ -128,10 +129,10 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   double dropout_;
   // Self-attention projects queries, keys and values with one matmul,
   // memory attention queries alone and keys with values.
-  torch::nn::Linear qkv_{nullptr};
-  torch::nn::Linear q_{nullptr};
-  torch::nn::Linear kv_{nullptr};
-  torch::nn::Linear output_{nullptr};
+  Dense qkv_{nullptr};
+  Dense q_{nullptr};
+  Dense kv_{nullptr};
+  Dense output_{nullptr};
 };
 TORCH_MODULE(MultiheadAttention);
 
@@ -143,8 +144,8 @@ class FeedForwardImpl : public torch::nn::Module {
 
  private:
   double dropout_;
-  torch::nn::Linear conv1_{nullptr};
-  torch::nn::Linear conv2_{nullptr};
+  Dense conv1_{nullptr};
+  Dense conv2_{nullptr};
 };
 TORCH_MODULE(FeedForward);
 

@@ -184,3 +184,40 @@ TEST_CASE("t2t-decoder explains a missing or mismatched checkpoint", "[decoder][
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("--checkpoint_path=" + (dir / "nope.pt")));
 }
+
+TEST_CASE("t2t-decoder --quantize=int8 decodes every line, bad ones included", "[decoder][e2e][int8]") {
+  const auto& t = trained();
+  TempDir dir("decoder_int8");
+  const std::string in = dir / "in.en";
+  std::string text = t2t::read_file(T2T_SOURCE_DIR "/data/sample/dev.en");
+  text = text.substr(0, text.find('\n', text.size() / 4) + 1);  // a quarter of the dev set
+  // An empty line, a line of 1,000 words, characters the vocabulary lacks.
+  std::string long_line;
+  for (int i = 0; i < 1000; ++i) long_line += "noodles ";
+  text += "\n" + long_line + "\n\u2603 \U0001D11E \u00e9t\u00e9 \u0627\u0644\u0633\u0644\u0627\u0645\n";
+  t2t::write_file_atomic(in, text);
+  const auto inputs = read_lines(in);
+
+  const std::string flags = "--decode_hparams='beam_size=2,extra_length=5' --decode_from_file=" + in;
+  auto r = run_command(t.decoder(flags + " --decode_to_file=" + (dir / "float.zh")));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  r = run_command(t.decoder(flags + " --quantize=int8 --decode_to_file=" + (dir / "int8.zh")));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("int8 weights"));
+  const auto float_out = read_lines(dir / "float.zh"), int8_out = read_lines(dir / "int8.zh");
+  REQUIRE(int8_out.size() == inputs.size());
+  REQUIRE(float_out.size() == inputs.size());
+  CHECK(int8_out[inputs.size() - 3].empty());
+  // Inputs are decoded whole: the long line was not cut.
+  CHECK_THAT(r.output, !Catch::Contains("decoding the first"));
+  size_t same = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) same += int8_out[i] == float_out[i];
+  INFO(same << " of " << inputs.size() << " lines identical");
+  CHECK(same * 2 >= inputs.size());
+
+  r = run_command(t.decoder("--quantize=int4 --decode_from_file=" + in));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("--quantize=int4 is not one of none, int8"));
+}

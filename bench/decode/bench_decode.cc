@@ -328,6 +328,8 @@ int main(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value(""))  //
       ("profile", "Write a chrome trace of the timed decoding here (slows it).",
        cxxopts::value<std::string>()->default_value(""))  //
+      ("quantize", "none, or int8 as t2t-decoder's flag (CPU).",
+       cxxopts::value<std::string>()->default_value("none"))  //
       ("h,help", "Print this help.");
   try {
     const auto flags = options.parse(argc, argv);
@@ -336,6 +338,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
+    const std::string quantize = flags["quantize"].as<std::string>();
+    t2t::check_quantize_mode(quantize, torch::kCPU);
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
@@ -348,9 +352,12 @@ int main(int argc, char** argv) {
                   flags["problem"].as<std::string>(), flags["source"].as<std::string>(), limit);
     }
     if (!flags["export_dir"].as<std::string>().empty()) {
+      if (quantize != "none") throw t2t::Error("--export_dir writes float weights: drop --quantize");
       write_export(w, flags["export_dir"].as<std::string>());
       return 0;
     }
+    t2t::quantize_for_decoding(*w.model, quantize);
+    w.name += quantize == "none" ? "" : "-" + quantize;
     Options opt;
     opt.beam_size = flags["beam_size"].as<int64_t>();
     opt.batch_size = flags["batch_size"].as<int64_t>();

@@ -172,4 +172,24 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
   return loaded;
 }
 
+void check_quantize_mode(const std::string& mode, const torch::Device& device) {
+  if (mode == "none") return;
+  if (mode != "int8")
+    throw Error("--quantize=" + mode + " is not one of none, int8");
+  if (!device.is_cpu())
+    throw Error("--quantize=int8 runs on the CPU only (LibTorch's int8 kernels are CPU "
+                "kernels): use --device=cpu, or leave --quantize out on " + device.str());
+}
+
+void quantize_for_decoding(T2TModel& model, const std::string& mode) {
+  if (mode == "none") return;
+  const Stopwatch clock;
+  try {
+    model.quantize_int8();
+  } catch (const Error& e) {
+    throw Error("--quantize=" + mode + ": " + e.what());
+  }
+  spdlog::info("quantized the model's weights to {} in {:.1f} s", mode, clock.seconds());
+}
+
 }  // namespace t2t

@@ -1,5 +1,7 @@
 #include "t2t/model/t2t_model.h"
 
+#include "t2t/core/error.h"
+
 namespace t2t {
 
 torch::Tensor labelled_positions(const torch::Tensor& targets) {
@@ -9,6 +11,10 @@ torch::Tensor labelled_positions(const torch::Tensor& targets) {
 torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torch::Tensor& targets) {
   const auto logits = forward(inputs, targets);
   return logits.reshape({-1, logits.size(-1)}).index_select(0, labelled_positions(targets));
+}
+
+void T2TModel::quantize_int8() {
+  throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
 }
 
 void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {

@@ -78,6 +78,13 @@ class T2TModel : public torch::nn::Module {
   // Keeps rows `index` [new_batch] (int64) of every batch-major tensor of the
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
+
+  // Switches the model to int8 weights with activations quantized per call,
+  // for decoding on the CPU; the float parameters are kept. The default
+  // throws t2t::Error naming the model: a model opts in by implementing it,
+  // and must refuse (naming the layer) what it cannot quantize.
+  virtual void quantize_int8();
+  virtual bool quantized() const { return false; }
 };
 
 // Flat indices [labelled_positions] (int64) of the non-pad entries of

@@ -1,0 +1,34 @@
+// A dense (fully connected) layer that can switch to int8 weights for CPU
+// inference. It is a torch::nn::Linear (same "weight" and "bias"
+// parameters, so checkpoints are unchanged) whose forward() runs the int8
+// kernel (int8_linear.h) once quantize_int8() was called.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "models/int8_linear.h"
+
+namespace t2t {
+
+class DenseImpl : public torch::nn::LinearImpl {
+ public:
+  using torch::nn::LinearImpl::LinearImpl;
+
+  torch::Tensor forward(const torch::Tensor& x);
+
+  // Quantizes the current weight to int8 (per output row) for inference.
+  // The float weight stays as it is, for saving or for switching back with
+  // dequantize(). `what` names the layer in errors.
+  void quantize_int8(const std::string& what);
+  void dequantize() { int8_.reset(); }
+  bool quantized() const { return int8_ != nullptr; }
+
+ private:
+  std::shared_ptr<const Int8Linear> int8_;
+};
+TORCH_MODULE(Dense);
+
+}  // namespace t2t

@@ -1,0 +1,143 @@
+// int8 inference: the int8 linear op against float32, the Dense layer's
+// switch, and a quantized Transformer against the float one.
+// LibTorch first: its logging header defines CHECK too, and Catch's must win.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "models/dense.h"
+#include "models/int8_linear.h"
+#include "models/transformer.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/decode/beam_search.h"
+#include "t2t/decode/decoder.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/text/text_encoder.h"
+#include "tests/test_util.h"
+
+namespace {
+
+// The largest error relative to the largest output: int8 keeps about two
+// significant digits of each weight and activation.
+double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
+  return (got - want).abs().max().item<double>() / want.abs().max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("the int8 linear op follows float32 within quantization error", "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  torch::manual_seed(3);
+  for (const int64_t out : {8, 96, 1000}) {
+    const auto weight = torch::randn({out, 64}) * 0.1;
+    const auto bias = torch::randn({out});
+    const auto x = torch::randn({3, 5, 64});
+    const t2t::Int8Linear with_bias(weight, bias, "test");
+    const t2t::Int8Linear without(weight, torch::Tensor(), "test");
+    CHECK(with_bias.in_features() == 64);
+    CHECK(with_bias.out_features() == out);
+    const auto got = with_bias(x);
+    REQUIRE(got.sizes() == torch::IntArrayRef({3, 5, out}));
+    INFO("out " << out);
+    CHECK(relative_error(got, torch::linear(x, weight, bias)) < 0.03);
+    CHECK(relative_error(without(x), torch::linear(x, weight)) < 0.03);
+    // Rows are quantized on their own: a row 1000 times larger costs the
+    // others nothing.
+    auto skewed = weight.clone();
+    skewed[0] *= 1000;
+    const t2t::Int8Linear per_row(skewed, torch::Tensor(), "test");
+    const auto want = torch::linear(x, skewed);
+    CHECK(relative_error(per_row(x).narrow(-1, 1, out - 1), want.narrow(-1, 1, out - 1)) < 0.03);
+  }
+  // A strided input and an empty batch.
+  const auto weight = torch::randn({16, 32});
+  const t2t::Int8Linear op(weight, torch::Tensor(), "test");
+  const auto wide = torch::randn({4, 64});
+  const auto strided = wide.narrow(1, 0, 32);
+  CHECK(relative_error(op(strided), torch::linear(strided, weight)) < 0.03);
+  CHECK(op(torch::zeros({0, 32})).sizes() == torch::IntArrayRef({0, 16}));
+}
+
+TEST_CASE("the int8 linear op refuses what it cannot take, naming it", "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  CHECK_THROWS_WITH(t2t::Int8Linear(torch::randn({4, 4}, torch::kDouble), {}, "decoder.ffn"),
+                    Catch::Contains("decoder.ffn") && Catch::Contains("float32"));
+  CHECK_THROWS_WITH(t2t::Int8Linear(torch::randn({4}), {}, "layer x"),
+                    Catch::Contains("layer x"));
+  const t2t::Int8Linear op(torch::randn({4, 8}), {}, "test");
+  CHECK_THROWS_WITH(op(torch::randn({2, 7})), Catch::Contains("8 inputs"));
+  CHECK_THROWS_WITH(op(torch::randn({2, 8}, torch::kDouble)), Catch::Contains("float32"));
+}
+
+TEST_CASE("a Dense layer switches to int8 and back; its parameters stay", "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  torch::manual_seed(5);
+  t2t::Dense dense(torch::nn::LinearOptions(32, 24));
+  const auto x = torch::randn({6, 32});
+  const auto float_out = dense->forward(x).detach();
+  const auto names = dense->named_parameters().keys();
+  dense->quantize_int8("dense");
+  CHECK(dense->quantized());
+  const auto int8_out = dense->forward(x);
+  CHECK_FALSE(torch::equal(int8_out, float_out));
+  CHECK(relative_error(int8_out, float_out) < 0.03);
+  CHECK(dense->named_parameters().keys() == names);
+  dense->dequantize();
+  CHECK(torch::equal(dense->forward(x).detach(), float_out));
+}
+
+TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", int64_t{64});
+  hp.set("filter_size", int64_t{128});
+  hp.set("num_heads", int64_t{4});
+  const t2t::FeatureInfo features{60, 60, false};
+  torch::manual_seed(7);
+  auto model = std::make_shared<t2t::Transformer>(hp, features);
+  model->eval();
+  const auto inputs = torch::randint(2, 60, {5, 9}, torch::kLong);
+  inputs.select(1, 8).fill_(t2t::kEosId);
+  const auto targets = torch::randint(2, 60, {5, 7}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  const auto float_logits = model->forward(inputs, targets);
+  t2t::SearchOptions search;
+  search.beam_size = 1;
+  search.extra_length = 6;
+  const auto float_ids = t2t::beam_search(*model, inputs, search);
+
+  CHECK_FALSE(model->quantized());
+  model->quantize_int8();
+  CHECK(model->quantized());
+  const auto int8_logits = model->forward(inputs, targets);
+  CHECK_FALSE(torch::equal(int8_logits, float_logits));
+  CHECK(relative_error(int8_logits, float_logits) < 0.05);
+  // Cached decoding runs through the same int8 layers.
+  const auto int8_ids = t2t::beam_search(*model, inputs, search);
+  REQUIRE(int8_ids.size() == float_ids.size());
+  int same = 0;
+  for (size_t s = 0; s < int8_ids.size(); ++s) same += int8_ids[s][0].ids == float_ids[s][0].ids;
+  CHECK(same >= 3);
+}
+
+TEST_CASE("--quantize is checked before loading and applied after", "[int8]") {
+  CHECK_NOTHROW(t2t::check_quantize_mode("none", torch::kCPU));
+  CHECK_NOTHROW(t2t::check_quantize_mode("int8", torch::kCPU));
+  CHECK_THROWS_WITH(t2t::check_quantize_mode("int4", torch::kCPU),
+                    Catch::Contains("--quantize=int4") && Catch::Contains("none, int8"));
+  CHECK_THROWS_WITH(t2t::check_quantize_mode("int8", torch::Device("cuda:0")),
+                    Catch::Contains("CPU only") && Catch::Contains("--device=cpu"));
+
+  // A model without an int8 implementation is refused by name.
+  struct Plain : t2t::T2TModel {
+    torch::Tensor forward(const torch::Tensor&, const torch::Tensor&) override { return {}; }
+    std::unique_ptr<t2t::DecoderState> start_decoding(const torch::Tensor&) override {
+      return nullptr;
+    }
+    torch::Tensor decode_step(t2t::DecoderState&, const torch::Tensor&) override { return {}; }
+  } plain;
+  CHECK_THROWS_WITH(t2t::quantize_for_decoding(plain, "int8"),
+                    Catch::Contains("--quantize=int8") && Catch::Contains("no int8"));
+  CHECK_NOTHROW(t2t::quantize_for_decoding(plain, "none"));
+}
