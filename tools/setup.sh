@@ -65,14 +65,14 @@ prepare_libtorch() {
   # existing virtualenv gets one added to that line. protobuf, sacrebleu and
   # tensorboard are for the tests: they read t2t's files and recompute its
   # scores with their own code.
-  local check='import google.protobuf, numpy, sacrebleu, tensorboard, torch, yaml, sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
+  local check='import ctranslate2, google.protobuf, numpy, sacrebleu, tensorboard, torch, yaml, sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
   if ! [ -x "$py" ] || ! "$py" -c "$check" 2>/dev/null; then
     local base_py=${T2T_PYTHON:-python3}
     say "installing the PyPI torch wheel and the tests' Python packages into $T2T_VENV (once; about 3 GB with torch's CUDA libraries)"
     [ -x "$py" ] || "$base_py" -m venv "$T2T_VENV" || die "could not create a virtualenv with $base_py (apt-get install python3-venv)"
     export PIP_CACHE_DIR="$T2T_CACHE/pip"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu tensorboard \
+    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu tensorboard ctranslate2 \
       || die "pip could not install torch and the tests' packages into $T2T_VENV"
   fi
   T2T_CMAKE_TORCH_ARGS=(-DT2T_PYTHON="$py")
