@@ -15,18 +15,11 @@
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
+using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
 namespace {
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::istringstream in(t2t::read_file(path));
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
 
 // True when `decoded` is `original` with some runs replaced by
 // SentencePiece's unknown-piece mark (the sample's 1k vocabulary lacks rare

@@ -23,6 +23,7 @@
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
+using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
@@ -32,14 +33,6 @@ const std::string kExporter = T2T_SOURCE_DIR "/tools/export_ctranslate2.py";
 const std::string kTranslate = T2T_SOURCE_DIR "/tests/python/ctranslate2_translate.py";
 constexpr int kSentences = 50;
 constexpr int kExtraLength = 50;
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::istringstream in(t2t::read_file(path));
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 

@@ -8,7 +8,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 // Ends the running test case as skipped, saying why: for a test whose
 // dependency (a GPU, a Python package, data, a command) is missing. Catch2 v2
@@ -60,5 +62,13 @@ struct TempDir {
   ~TempDir() { std::filesystem::remove_all(path); }
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
+
+// The lines of a text file, without their '\n'.
+inline std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 }  // namespace t2t::test
