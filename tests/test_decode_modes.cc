@@ -112,7 +112,7 @@ TEST_CASE("file decoding keeps the input's order and its empty lines", "[decode]
   CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
 }
 
-TEST_CASE("invalid UTF-8 is replaced and counted; long inputs are cut when asked", "[decode]") {
+TEST_CASE("invalid UTF-8 is replaced and counted, long inputs are cut when asked", "[decode]") {
   TempDir dir("decode_bad_input");
   const std::string in = dir / "in.txt", out = dir / "out.txt";
   t2t::write_file_atomic(in, "ok\nbad \xff byte\nabcdefghij\n");

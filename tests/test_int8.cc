@@ -70,7 +70,7 @@ TEST_CASE("the int8 linear op refuses what it cannot take, naming it", "[int8]")
   CHECK_THROWS_WITH(op(torch::randn({2, 8}, torch::kDouble)), Catch::Contains("float32"));
 }
 
-TEST_CASE("a Dense layer switches to int8 and back; its parameters stay", "[int8]") {
+TEST_CASE("a Dense layer switches to int8 and back, keeping its parameters", "[int8]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
   torch::manual_seed(5);
   t2t::Dense dense(torch::nn::LinearOptions(32, 24));
@@ -121,7 +121,7 @@ TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
   CHECK(same >= 3);
 }
 
-TEST_CASE("--quantize is checked before loading and applied after", "[int8]") {
+TEST_CASE("the --quantize mode is checked before loading and applied after", "[int8]") {
   CHECK_NOTHROW(t2t::check_quantize_mode("none", torch::kCPU));
   CHECK_NOTHROW(t2t::check_quantize_mode("int8", torch::kCPU));
   CHECK_THROWS_WITH(t2t::check_quantize_mode("int4", torch::kCPU),
