@@ -44,9 +44,9 @@ const c10::OperatorHandle& linear_dynamic() {
   return handle;
 }
 
-// LibTorch 2.10+ warns that quantized tensors are deprecated each time one
-// is made; what t2t does with them is said once, where it is chosen
-// (--quantize), so the warning is kept out of the decoder's log.
+// LibTorch (2.15 here) warns that quantized tensors are deprecated each
+// time one is made; what t2t does with them is said once, where it is
+// chosen (--quantize), so the warning is kept out of the decoder's log.
 class QuietDeprecation : public c10::WarningHandler {
  public:
   QuietDeprecation() : next_(c10::WarningUtils::get_warning_handler()) {}
