@@ -1,17 +1,42 @@
-// What the benchmark binaries share: process CPU time and peak memory as
-// getrusage reports them, the small helpers their JSON lines use, and the
-// profiler switch.
+// What the benchmark binaries share: their main()'s flag handling, process
+// CPU time and peak memory as getrusage reports them, the small helpers
+// their JSON lines use, and the profiler switch.
 #pragma once
 
 #include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <cxxopts.hpp>
+
 #include <cstdlib>
+#include <functional>
+#include <iostream>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "t2t/core/runtime.h"
+
 namespace t2t::bench {
+
+// A benchmark's main(): the runtime environment the project's binaries run
+// in, --help, then `body` with the parsed flags; an error is printed after
+// the program's name and gives exit status 1.
+inline int bench_main(int argc, char** argv, cxxopts::Options& options,
+                      const std::function<int(const cxxopts::ParseResult&)>& body) {
+  t2t::ensure_runtime_environment(argc, argv);
+  try {
+    const auto flags = options.parse(argc, argv);
+    if (flags.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    return body(flags);
+  } catch (const std::exception& e) {
+    std::cerr << options.program() << ": " << e.what() << std::endl;
+    return 1;
+  }
+}
 
 inline std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);

@@ -285,7 +285,6 @@ void run(Workload& w, const Options& opt, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  t2t::ensure_runtime_environment(argc, argv);
   cxxopts::Options options("t2t-bench-decode",
                            "Decodes sentences through t2t::beam_search and prints one JSON line "
                            "of speed figures.");
@@ -331,12 +330,7 @@ int main(int argc, char** argv) {
       ("quantize", "none, or int8 as t2t-decoder's flag (CPU).",
        cxxopts::value<std::string>()->default_value("none"))  //
       ("h,help", "Print this help.");
-  try {
-    const auto flags = options.parse(argc, argv);
-    if (flags.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+  return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
     const std::string quantize = flags["quantize"].as<std::string>();
     t2t::check_quantize_mode(quantize, torch::kCPU);
@@ -372,8 +366,5 @@ int main(int argc, char** argv) {
       throw t2t::Error("--batch_size and --passes must be >= 1");
     run(w, opt, threads);
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "t2t-bench-decode: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }

@@ -129,7 +129,6 @@ void run(const Options& opt, const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  t2t::ensure_runtime_environment(argc, argv);
   cxxopts::Options options("t2t-bench-reader",
                            "Reads synthetic TFRecord shards with t2t::BatchReader in training "
                            "mode and prints one JSON line of speed figures.");
@@ -150,12 +149,7 @@ int main(int argc, char** argv) {
       ("work_dir", "Where the shards go; default: a temporary directory, removed afterwards.",
        cxxopts::value<std::string>()->default_value(""))  //
       ("h,help", "Print this help.");
-  try {
-    const auto flags = options.parse(argc, argv);
-    if (flags.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+  return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     Options opt;
     opt.shards = flags["shards"].as<int64_t>();
     opt.examples_per_shard = flags["examples_per_shard"].as<int64_t>();
@@ -176,8 +170,5 @@ int main(int argc, char** argv) {
     fs::create_directories(work_dir);
     run(opt, work_dir);
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "t2t-bench-reader: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }

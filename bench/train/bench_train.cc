@@ -344,7 +344,6 @@ std::vector<std::string> split_commas(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  t2t::ensure_runtime_environment(argc, argv);
   cxxopts::Options options("t2t-bench-train",
                            "Trains the transformer through t2t::TrainStep on synthetic batches "
                            "and prints one JSON line of speed figures per hparams set.");
@@ -368,12 +367,7 @@ int main(int argc, char** argv) {
       ("profile", "Write a chrome trace of the timed steps here (one set only; slows them).",
        cxxopts::value<std::string>()->default_value(""))  //
       ("h,help", "Print this help.");
-  try {
-    const auto flags = options.parse(argc, argv);
-    if (flags.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+  return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     Options opt;
     opt.steps = flags["steps"].as<int64_t>();
     opt.warmup_steps = flags["warmup_steps"].as<int64_t>();
@@ -390,8 +384,5 @@ int main(int argc, char** argv) {
     for (const auto& set_name : split_commas(flags["hparams_set"].as<std::string>()))
       run_set(set_name, opt, threads);
     return 0;
-  } catch (const std::exception& e) {
-    std::cerr << "t2t-bench-train: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }
