@@ -1,7 +1,8 @@
 // A dense (fully connected) layer that can switch to int8 weights for CPU
 // inference. It is a torch::nn::Linear (same "weight" and "bias"
 // parameters, so checkpoints are unchanged) whose forward() runs the int8
-// kernel (int8_linear.h) once quantize_int8() was called.
+// kernel (int8_linear.h) once quantize_int8() was called, and oneDNN's
+// float32 kernel (onednn_linear.h) when no gradient is wanted on the CPU.
 #pragma once
 
 #include <torch/torch.h>
@@ -18,6 +19,8 @@ class DenseImpl : public torch::nn::LinearImpl {
   using torch::nn::LinearImpl::LinearImpl;
 
   torch::Tensor forward(const torch::Tensor& x);
+  // relu(forward(x)), fused where the kernel can.
+  torch::Tensor forward_relu(const torch::Tensor& x);
 
   // Quantizes the current weight to int8 (per output row) for inference.
   // The float weight stays as it is, for saving or for switching back with

@@ -2,6 +2,7 @@
 
 #include "models/decode_attention.h"
 #include "models/dropout.h"
+#include "models/onednn_linear.h"
 
 #include <algorithm>
 #include <cmath>
@@ -230,6 +231,8 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   if (softmax_int8_) return (*softmax_int8_)(decoder_output);
+  if (use_onednn_linear(decoder_output))
+    return onednn_linear(decoder_output, softmax_weights_, torch::Tensor());
   return torch::linear(decoder_output, softmax_weights_);
 }
 

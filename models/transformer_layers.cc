@@ -332,9 +332,9 @@ FeedForwardImpl::FeedForwardImpl(const TransformerLayerConfig& c) : dropout_(c.r
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = conv1_->forward(x);
-  h = is_training() && dropout_ > 0 ? relu_dropout(h, dropout_, true) : h.relu_();
-  return conv2_->forward(h);
+  if (is_training() && dropout_ > 0)
+    return conv2_->forward(relu_dropout(conv1_->forward(x), dropout_, true));
+  return conv2_->forward(conv1_->forward_relu(x));
 }
 
 EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerConfig& c) {

@@ -1,0 +1,65 @@
+// The oneDNN float32 linear op used for CPU inference: same results as
+// at::linear, and taken only where it may be (no gradient, enough rows).
+// LibTorch first: its logging header defines CHECK too, and Catch's must win.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "models/dense.h"
+#include "models/onednn_linear.h"
+#include "tests/test_util.h"
+
+TEST_CASE("the oneDNN linear op equals at::linear up to rounding", "[onednn]") {
+  if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(5);
+  for (const int64_t rows : {12, 33, 128, 300}) {
+    for (const int64_t out : {7, 128, 1000}) {
+      const auto weight = torch::randn({out, 96}) * 0.1;
+      const auto bias = torch::randn({out});
+      const auto x = torch::randn({rows, 96});
+      INFO("rows " << rows << " out " << out);
+      REQUIRE(t2t::use_onednn_linear(x));
+      const auto got = t2t::onednn_linear(x, weight, bias);
+      REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
+      CHECK(torch::allclose(got, torch::linear(x, weight, bias), 1e-5, 1e-5));
+      CHECK(torch::allclose(t2t::onednn_linear(x, weight, torch::Tensor()),
+                            torch::linear(x, weight), 1e-5, 1e-5));
+      CHECK(torch::allclose(t2t::onednn_linear(x, weight, bias, true),
+                            torch::linear(x, weight, bias).relu(), 1e-5, 1e-5));
+    }
+  }
+  // More than two dimensions, and a strided input.
+  const auto weight = torch::randn({16, 32});
+  const auto x3 = torch::randn({4, 5, 32});
+  CHECK(torch::allclose(t2t::onednn_linear(x3, weight, torch::Tensor()), torch::linear(x3, weight),
+                        1e-5, 1e-5));
+  const auto strided = torch::randn({40, 64}).narrow(1, 0, 32);
+  CHECK(torch::allclose(t2t::onednn_linear(strided, weight, torch::Tensor()),
+                        torch::linear(strided, weight), 1e-5, 1e-5));
+}
+
+TEST_CASE("the oneDNN linear op is taken only without gradients and with enough rows",
+          "[onednn]") {
+  if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");
+  const auto x = torch::randn({64, 32});
+  CHECK_FALSE(t2t::use_onednn_linear(x));  // gradients on: it has no backward
+  torch::NoGradGuard no_grad;
+  CHECK(t2t::use_onednn_linear(x));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::randn({2, 32})));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({0, 32})));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({64, 0})));
+  CHECK_FALSE(t2t::use_onednn_linear(x.to(torch::kDouble)));
+}
+
+TEST_CASE("a Dense layer gives the same outputs with and without gradients", "[onednn]") {
+  torch::manual_seed(6);
+  t2t::Dense dense(torch::nn::LinearOptions(48, 80));
+  const auto x = torch::randn({2, 30, 48});
+  const auto trained = dense(x);  // ATen's kernel, with autograd
+  REQUIRE(trained.requires_grad());
+  torch::NoGradGuard no_grad;
+  const auto inferred = dense(x);  // oneDNN's where available
+  CHECK(torch::allclose(inferred, trained.detach(), 1e-5, 1e-5));
+  CHECK(torch::allclose(dense->forward_relu(x), trained.detach().relu(), 1e-5, 1e-5));
+}
