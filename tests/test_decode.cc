@@ -440,12 +440,21 @@ TEST_CASE("finished sentences leave the batch without changing any result", "[de
       CHECK(a[s][0].ids == b[s][0].ids);
       CHECK(a[s][0].score == b[s][0].score);
     }
-    // The batch shrinks as sentences settle, and the work with it.
-    CHECK(dropped.rows_per_step.front() == static_cast<int64_t>(inputs.size()) * K);
-    CHECK(dropped.rows_per_step.back() < dropped.rows_per_step.front());
-    CHECK(std::is_sorted(dropped.rows_per_step.rbegin(), dropped.rows_per_step.rend()));
+    // The first step runs one row per sentence (its beams would all read
+    // the same empty history), then each sentence has K rows; the batch
+    // shrinks as sentences settle, and the work with it.
+    const auto sentences = static_cast<int64_t>(inputs.size());
+    const auto& rows = dropped.rows_per_step;
+    REQUIRE(rows.size() > 2);
+    CHECK(rows.front() == sentences);
+    CHECK(rows[1] % K == 0);
+    CHECK(rows[1] <= sentences * K);
+    CHECK(rows.back() < rows[1]);
+    CHECK(std::is_sorted(rows.rbegin(), rows.rend() - 1));
     CHECK(dropped_stats.row_steps < kept_stats.row_steps);
-    CHECK(kept.rows_per_step.back() == kept.rows_per_step.front());
+    CHECK(kept.rows_per_step.front() == sentences);
+    CHECK(kept.rows_per_step[1] == sentences * K);
+    CHECK(kept.rows_per_step.back() == sentences * K);
   }
 }
 

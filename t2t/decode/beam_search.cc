@@ -156,10 +156,10 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
   const auto floats = torch::dtype(torch::kFloat).device(device);
   std::vector<std::vector<Hypothesis>> results(batch);
 
-  // The encoder runs once per sentence; its output and caches are then copied
-  // to the sentence's K rows (row = sentence * K + beam).
+  // The encoder runs once per sentence, and so does the first step: the K
+  // beams of a sentence would all read the same empty history. Its state is
+  // then copied to the sentence's K rows (row = sentence * K + beam).
   auto state = model.start_decoding(inputs);
-  model.reorder_state(*state, torch::arange(batch, longs).repeat_interleave(K));
 
   Beams b;
   b.alive_seq = torch::empty({batch, K, 0}, longs);
@@ -175,15 +175,18 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
 
   for (int64_t i = 0;; ++i) {
     const int64_t rows = b.alive_seq.size(0);
-    const auto last = i == 0 ? torch::zeros({rows * K}, longs)
+    const auto last = i == 0 ? torch::zeros({rows}, longs)
                              : b.alive_seq.select(2, i - 1).reshape({-1});
-    const auto logits = model.decode_step(*state, last);  // [rows * K, vocab]
+    auto logits = model.decode_step(*state, last);  // [rows * K, vocab]; [rows, vocab] first
     if (stats) {
       ++stats->steps;
       stats->row_steps += logits.size(0);
     }
     const int64_t V = logits.size(1);
     if (V < 2) throw Error("beam_search needs a target vocabulary of at least 2 ids");
+    // Beams other than the first are dead at the first step: what they
+    // would have read does not matter, as long as it is finite.
+    if (i == 0) logits = logits.unsqueeze(1).expand({rows, K, V}).reshape({rows * K, V});
 
     // Grow every alive hypothesis by every id; keep the 2K best by penalised
     // score, enough that K of them are not EOS.
@@ -210,9 +213,12 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
     b.alive_log_probs = top_log_probs.gather(1, alive_pick)
                             .masked_fill(top_finished.gather(1, alive_pick),
                                          -std::numeric_limits<float>::infinity());
+    // After the first step every beam of a sentence grows from its one row.
     const auto source_rows =
-        top_beam.gather(1, alive_pick) + torch::arange(rows, longs).mul(K).unsqueeze(1);
-    model.reorder_state(*state, source_rows.reshape({-1}));
+        i == 0 ? torch::arange(rows, longs).repeat_interleave(K)
+               : (top_beam.gather(1, alive_pick) + torch::arange(rows, longs).mul(K).unsqueeze(1))
+                     .reshape({-1});
+    model.reorder_state(*state, source_rows);
 
     // Finished: the K best of the old finished ones and those that just ended.
     const auto all_seq = torch::cat(
