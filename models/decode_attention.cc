@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +97,7 @@ bool decode_attention_supported(const at::Tensor& like) {
 
 at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                         const at::Tensor& slots, int64_t length, double scale) {
+  RECORD_FUNCTION("t2t::attend_slots", std::vector<c10::IValue>());  // named in --profile traces
   TORCH_CHECK(q.dim() == 3 && keys.dim() == 4 && values.dim() == 4 && slots.dim() == 2,
               "attend_slots: q [rows, heads, depth], keys/values [slots, heads, capacity, depth], "
               "slots [rows, length]; got ", q.sizes(), ", ", keys.sizes(), ", ", values.sizes(),
@@ -129,6 +131,7 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
 
 at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                          const at::Tensor& allowed, int64_t group, double scale) {
+  RECORD_FUNCTION("t2t::attend_memory", std::vector<c10::IValue>());  // named in --profile traces
   TORCH_CHECK(q.dim() == 3 && keys.dim() == 4 && values.dim() == 4 && allowed.dim() == 2,
               "attend_memory: q [rows, heads, depth], keys/values [memory rows, heads, length, "
               "depth], allowed [memory rows, length]; got ", q.sizes(), ", ", keys.sizes(), ", ",
