@@ -37,6 +37,7 @@
 #include <cxxopts.hpp>
 
 #include "bench/bench_util.h"
+#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
@@ -121,9 +122,11 @@ Workload trained(const std::string& output_dir, const std::string& data_dir,
 }
 
 // An untrained model (shared vocabulary) and `count` synthetic sources of
-// 10..30 ids + EOS. Such a model rarely emits EOS, so its sentences run to
-// their decode length: the same lengths on both sides without training.
-Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, int64_t count) {
+// 10..30 ids + EOS (`length` ids + EOS when > 0). Such a model rarely emits
+// EOS, so its sentences run to their decode length: the same lengths on
+// both sides without training, and one length for all with `length`.
+Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, int64_t count,
+                   int64_t length) {
   Workload w;
   w.hparams = t2t::resolve_hparams(set_name, "", "");
   t2t::seed_everything(seed);
@@ -132,7 +135,7 @@ Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, in
   w.name = set_name + "-untrained";
   t2t::SplitMix64 rng(seed);
   for (int64_t i = 0; i < count; ++i) {
-    std::vector<int64_t> ids(rng.modulo_between(10, 30));
+    std::vector<int64_t> ids(length > 0 ? length : rng.modulo_between(10, 30));
     for (auto& id : ids) id = rng.modulo_between(2, vocab - 1);
     ids.push_back(t2t::kEosId);
     w.sources.push_back(std::move(ids));
@@ -195,6 +198,16 @@ void write_export(const Workload& w, const std::string& dir) {
   src << "]\n";
 }
 
+// The untrained model as a t2t run (hparams.yaml and model.ckpt-0.pt), for
+// tools that read runs, such as tools/export_ctranslate2.py.
+void write_run(const Workload& w, const std::string& dir) {
+  fs::create_directories(dir);
+  w.hparams.save_yaml((fs::path(dir) / "hparams.yaml").string());
+  t2t::CheckpointMeta meta;
+  meta.hparams_yaml = w.hparams.to_yaml();
+  t2t::save_checkpoint(dir, *w.model, nullptr, meta, 0);
+}
+
 // --- decoding ------------------------------------------------------------------
 
 // Sum over sentences of sum_i id_i * (i + 1) of the source ids: equal on both
@@ -216,28 +229,36 @@ void run(Workload& w, const Options& opt, int threads) {
   for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b));
   w.model->eval();
 
-  const t2t::Stopwatch warmup_clock;
-  for (int64_t i = 0; i < opt.warmup_batches && i < static_cast<int64_t>(inputs.size()); ++i)
-    t2t::beam_search(*w.model, inputs[i], search);
-  const double warmup_s = warmup_clock.seconds();
-
-  std::vector<t2t::Hypothesis> results(w.sources.size());
-  t2t::SearchStats stats;
-  Profile profile(opt.profile);
-  const double cpu0 = cpu_seconds();
-  const t2t::Stopwatch clock;
   // As t2t::Decoder::translate runs them: on the CPU several batches side
   // by side (parallel_batches.h), each filling its own sentences' results.
   const int workers = t2t::parallel_batches(opt.parallel_batches, threads,
                                             static_cast<int64_t>(batches.size()));
+  std::vector<t2t::Hypothesis> results(w.sources.size());
   std::vector<t2t::SearchStats> batch_stats(batches.size());
-  for (int64_t pass = 0; pass < opt.passes; ++pass) {
+  const auto run_pass = [&](bool count) {
     t2t::for_each_batch(static_cast<int64_t>(batches.size()), workers, threads, [&](int64_t i) {
-      auto out = t2t::beam_search(*w.model, inputs[i], search, pass == 0 ? &batch_stats[i] : nullptr);
+      auto out = t2t::beam_search(*w.model, inputs[i], search, count ? &batch_stats[i] : nullptr);
       for (size_t r = 0; r < batches[i].size(); ++r)
         if (!out[r].empty()) results[batches[i][r]] = std::move(out[r][0]);
     });
+  };
+
+  const t2t::Stopwatch warmup_clock;
+  if (opt.warmup_batches < 0) {
+    // A whole pass run as the timed ones are: oneDNN compiles its float32
+    // GEMMs per shape and thread count on first use.
+    run_pass(false);
+  } else {
+    for (int64_t i = 0; i < opt.warmup_batches && i < static_cast<int64_t>(inputs.size()); ++i)
+      t2t::beam_search(*w.model, inputs[i], search);
   }
+  const double warmup_s = warmup_clock.seconds();
+
+  t2t::SearchStats stats;
+  Profile profile(opt.profile);
+  const double cpu0 = cpu_seconds();
+  const t2t::Stopwatch clock;
+  for (int64_t pass = 0; pass < opt.passes; ++pass) run_pass(pass == 0);
   for (const auto& s : batch_stats) {
     stats.steps += s.steps;
     stats.row_steps += s.row_steps;
@@ -304,6 +325,12 @@ int main(int argc, char** argv) {
        cxxopts::value<int64_t>()->default_value("8000"))  //
       ("seed", "Seed of the untrained model and its inputs.",
        cxxopts::value<uint64_t>()->default_value("1"))  //
+      ("source_length", "Ids (before EOS) of every synthetic source of an untrained model; "
+                        "0: 10 to 30.",
+       cxxopts::value<int64_t>()->default_value("0"))  //
+      ("write_run", "Save the untrained model as a t2t run here (hparams.yaml, "
+                    "model.ckpt-0.pt) and decode nothing.",
+       cxxopts::value<std::string>()->default_value(""))  //
       ("max_sentences", "Decode at most this many sources (0: all; 200 synthetic ones for an "
                         "untrained model).",
        cxxopts::value<int64_t>()->default_value("0"))  //
@@ -312,7 +339,7 @@ int main(int argc, char** argv) {
       ("alpha", "Length penalty exponent.", cxxopts::value<double>()->default_value("0.6"))  //
       ("extra_length", "Output tokens allowed beyond the input length.",
        cxxopts::value<int64_t>()->default_value("100"))  //
-      ("warmup_batches", "Untimed batches first.",
+      ("warmup_batches", "Untimed batches first; -1: one untimed pass run as the timed ones.",
        cxxopts::value<int64_t>()->default_value("1"))  //
       ("passes", "Timed passes over all sources; the figures are per pass.",
        cxxopts::value<int64_t>()->default_value("1"))  //
@@ -337,17 +364,27 @@ int main(int argc, char** argv) {
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
+      if (flags["source_length"].as<int64_t>() < 0)
+        throw t2t::Error("--source_length must be >= 0 (0: 10 to 30 ids)");
       w = untrained(flags["hparams_set"].as<std::string>(), flags["vocab"].as<int64_t>(),
-                    flags["seed"].as<uint64_t>(), limit > 0 ? limit : 200);
+                    flags["seed"].as<uint64_t>(), limit > 0 ? limit : 200,
+                    flags["source_length"].as<int64_t>());
     } else {
+      for (const char* name : {"source_length", "write_run"})
+        if (flags.count(name))
+          throw t2t::Error(std::string("--") + name + " is for an untrained model: give --hparams_set");
       if (flags["output_dir"].as<std::string>().empty() || flags["data_dir"].as<std::string>().empty())
         throw t2t::Error("give --output_dir and --data_dir (a trained run), or --hparams_set");
       w = trained(flags["output_dir"].as<std::string>(), flags["data_dir"].as<std::string>(),
                   flags["problem"].as<std::string>(), flags["source"].as<std::string>(), limit);
     }
-    if (!flags["export_dir"].as<std::string>().empty()) {
-      if (quantize != "none") throw t2t::Error("--export_dir writes float weights: drop --quantize");
-      write_export(w, flags["export_dir"].as<std::string>());
+    const std::string export_dir = flags["export_dir"].as<std::string>();
+    const std::string run_dir = flags["write_run"].as<std::string>();
+    if (!export_dir.empty() || !run_dir.empty()) {
+      if (quantize != "none") throw t2t::Error("--export_dir and --write_run write float weights: "
+                                               "drop --quantize");
+      if (!export_dir.empty()) write_export(w, export_dir);
+      if (!run_dir.empty()) write_run(w, run_dir);
       return 0;
     }
     t2t::quantize_for_decoding(*w.model, quantize);
