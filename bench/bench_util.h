@@ -25,6 +25,7 @@ namespace t2t::bench {
 inline int bench_main(int argc, char** argv, cxxopts::Options& options,
                       const std::function<int(const cxxopts::ParseResult&)>& body) {
   t2t::ensure_runtime_environment(argc, argv);
+  t2t::prepare_cuda();
   try {
     const auto flags = options.parse(argc, argv);
     if (flags.count("help")) {

@@ -99,7 +99,20 @@ while(_t2t_queue)
     endif()
   endforeach()
 endwhile()
-target_link_libraries(t2t_torch INTERFACE ${TORCH_LIBRARIES})
+# With a CUDA LibTorch, t2t links its CPU half only (torch_cpu, c10): the
+# CUDA half (libtorch_cuda and cuBLAS, cuDNN, NCCL, ... under it, ~250 MiB
+# resident once loaded) is loaded by t2t/core/cuda_loader.cc when a run asks
+# for a GPU, together with t2t's own CUDA code in libt2t_cuda.so (below).
+# The headers are compiled as the whole LibTorch's, CUDA definitions included.
+if(TARGET torch_cuda_library AND TARGET torch_cpu_library)
+  set(T2T_TORCH_CUDA ON)
+  target_link_libraries(t2t_torch INTERFACE torch_cpu_library)
+  target_compile_definitions(t2t_torch INTERFACE
+    $<TARGET_PROPERTY:torch_cuda,INTERFACE_COMPILE_DEFINITIONS>)
+else()
+  set(T2T_TORCH_CUDA OFF)
+  target_link_libraries(t2t_torch INTERFACE ${TORCH_LIBRARIES})
+endif()
 
 # With an OpenMP LibTorch, at::parallel_for is an inline `#pragma omp
 # parallel` compiled into the caller: without OpenMP flags t2t's own kernels

@@ -12,6 +12,7 @@
 
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
+#include "t2t/core/runtime.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/decode/beam_search.h"
 #include "t2t/distributed/communicator.h"
@@ -77,7 +78,7 @@ void check_same_parameters(torch::nn::Module& a, torch::nn::Module& b, double rt
 }  // namespace
 
 TEST_CASE("the Transformer computes the same logits on CUDA as on the CPU", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   auto cpu = tiny_model(torch::kCPU), gpu = tiny_model(kCuda);
   cpu->eval();
   gpu->eval();
@@ -102,7 +103,7 @@ TEST_CASE("the Transformer computes the same logits on CUDA as on the CPU", "[cu
 }
 
 TEST_CASE("fp32 training steps on CUDA end where the CPU's do", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   const t2t::HParams hp = tiny_hparams();
   const std::vector<t2t::Batch> batches = {random_batch(2, 4, 8, 6), random_batch(3, 3, 5, 9)};
   auto cpu = tiny_model(torch::kCPU), gpu = tiny_model(kCuda);
@@ -123,7 +124,7 @@ TEST_CASE("fp32 training steps on CUDA end where the CPU's do", "[cuda]") {
 }
 
 TEST_CASE("bf16 and fp16 autocast train on CUDA and lower the loss", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   const t2t::HParams hp = tiny_hparams(/*dropout=*/true);
   const std::vector<t2t::Batch> batches = {random_batch(4, 8, 10, 10)};
   for (const std::string mode : {"bf16", "fp16"}) {
@@ -149,7 +150,7 @@ TEST_CASE("bf16 and fp16 autocast train on CUDA and lower the loss", "[cuda]") {
 }
 
 TEST_CASE("the fused Adam step on CUDA equals LibTorch's Adam", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   torch::manual_seed(11);
   t2t::test::AdamPair pair({torch::randn({7, 5}), torch::randn({5}), torch::randn({300})}, kCuda);
   for (int step = 0; step < 5; ++step) {
@@ -163,7 +164,7 @@ TEST_CASE("the fused Adam step on CUDA equals LibTorch's Adam", "[cuda]") {
 }
 
 TEST_CASE("beam search on CUDA returns the CPU's hypotheses", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   auto cpu = tiny_model(torch::kCPU), gpu = tiny_model(kCuda);
   cpu->eval();
   gpu->eval();
@@ -198,7 +199,7 @@ TEST_CASE("beam search on CUDA returns the CPU's hypotheses", "[cuda]") {
 }
 
 TEST_CASE("a reader for a CUDA run hands out pinned batches", "[cuda]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   TempDir dir("cuda_pinned");
   const std::string file = dir / "data-train-00000-of-00001";
   {
@@ -221,7 +222,7 @@ TEST_CASE("a reader for a CUDA run hands out pinned batches", "[cuda]") {
 }
 
 TEST_CASE("one NCCL worker: collectives and a training step", "[cuda][distributed]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   t2t::WorkerEnv env;
   env.master_port = t2t::free_local_port();
   auto comm = t2t::Communicator::connect(env, kCuda, std::chrono::seconds(60));
@@ -251,7 +252,7 @@ TEST_CASE("one NCCL worker: collectives and a training step", "[cuda][distribute
 }
 
 TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
-  if (!torch::cuda::is_available()) T2T_SKIP("no CUDA device");
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   TempDir dir("cuda_e2e");
   const std::string data = dir / "data";
   REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code ==
@@ -269,7 +270,7 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
     CHECK(train.output.find("device cuda:0") != std::string::npos);
   }
   // More workers than GPUs: a clear refusal before any worker starts.
-  const int too_many = static_cast<int>(torch::cuda::device_count()) + 1;
+  const int too_many = t2t::cuda_device_count() + 1;
   auto crowded = run_command(
       "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
       "--hparams_set=transformer_tiny --data_dir=" + data + " --output_dir=" + (dir / "crowded") +

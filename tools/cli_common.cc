@@ -132,6 +132,7 @@ int run(int argc, char** argv, cxxopts::Options& options,
   stored_command_line().assign(argv, argv + argc);
   try {
     ensure_runtime_environment(argc, argv);
+    prepare_cuda();
     cxxopts::ParseResult flags;
     try {
       flags = options.parse(argc, argv);

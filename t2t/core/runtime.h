@@ -14,16 +14,25 @@ namespace t2t {
 // the program so that the setting takes effect; otherwise it returns.
 void ensure_runtime_environment(int argc, char** argv);
 
+// Loads LibTorch's CUDA half (cuda_loader.h) when this machine has an NVIDIA
+// driver, and does nothing otherwise. LibTorch decides once, the first time
+// anything asks (seeding does), whether CUDA is there: every program that
+// may use a GPU calls this first, before any other LibTorch call.
+void prepare_cuda();
+
 // The single place that sets LibTorch's intra-op thread count (and the
 // OpenMP/MKL pools under it). threads <= 0 means all cores.
 int set_num_threads(int threads);
 
 // Resolves --device: "auto" (CUDA when available, else CPU), "cpu", "cuda"
 // or "cuda:N". Throws naming the flag when CUDA is asked for but absent.
-// Returns the canonical device string ("cpu", "cuda:0").
+// Returns the canonical device string ("cpu", "cuda:0"). Loads LibTorch's
+// CUDA half (cuda_loader.h) when a GPU is asked for, or may be found.
 std::string resolve_device(const std::string& flag);
 
-// CUDA devices this process can use (0 without CUDA).
+// CUDA devices this process can use (0 without CUDA). Loads the CUDA half
+// when an NVIDIA driver is present; use it, not torch::cuda::is_available(),
+// which answers false until then.
 int cuda_device_count();
 
 // Seeds LibTorch's generators (CPU and CUDA) and the C++ ones t2t uses.

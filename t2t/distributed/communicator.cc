@@ -4,15 +4,14 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef T2T_WITH_NCCL
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#endif
 #include <torch/torch.h>
 
 #include <cstdlib>
 #include <cstring>
 
+#include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
+#include "t2t/cuda/cuda_module.h"
 
 namespace t2t {
 
@@ -126,17 +125,11 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
                 "). Check that rank 0 runs, the address is reachable and the port is free.");
   }
   if (device.is_cuda()) {
-#ifdef T2T_WITH_NCCL
-    auto options = c10d::ProcessGroupNCCL::Options::create();
-    options->timeout = timeout;
-    auto store_nccl = c10::make_intrusive<c10d::PrefixStore>("nccl", store);
-    return std::make_unique<C10dCommunicator>(
-        c10::make_intrusive<c10d::ProcessGroupNCCL>(store_nccl, env.rank, env.world_size, options),
-        "nccl", device);
-#else
-    throw Error("multi-process training on CUDA needs NCCL, and this build of t2t was made "
-                "without it (nccl.h was not found at configure time); use --device=cpu (Gloo)");
-#endif
+    // NCCL lives in LibTorch's CUDA half, reached through libt2t_cuda.so.
+    const auto make = reinterpret_cast<MakeNcclBackend>(cuda_module_symbol(kMakeNcclBackend));
+    c10::intrusive_ptr<c10d::Backend> nccl;
+    make(store, env.rank, env.world_size, timeout, &nccl);
+    return std::make_unique<C10dCommunicator>(std::move(nccl), "nccl", device);
   }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   // The loopback device covers one machine; across machines Gloo must use

@@ -1,0 +1,20 @@
+// The entry points of libt2t_cuda.so, t2t's code that calls LibTorch's CUDA
+// half. libt2t reaches them through cuda_module_symbol() (cuda_loader.h)
+// once the CUDA half is loaded; nothing links against the module.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+
+namespace t2t {
+
+// Makes the NCCL process group of one worker over `store`; throws on
+// failure (or when this build has no NCCL).
+using MakeNcclBackend = void (*)(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                 int world_size, std::chrono::milliseconds timeout,
+                                 c10::intrusive_ptr<c10d::Backend>* out);
+inline constexpr const char* kMakeNcclBackend = "t2t_make_nccl_backend";
+
+}  // namespace t2t
