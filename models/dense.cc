@@ -1,6 +1,7 @@
 #include "models/dense.h"
 
 #include "models/onednn_linear.h"
+#include "t2t/core/error.h"
 
 namespace t2t {
 
@@ -17,6 +18,18 @@ torch::Tensor DenseImpl::forward_relu(const torch::Tensor& x) {
 
 void DenseImpl::quantize_int8(const std::string& what) {
   int8_ = std::make_shared<const Int8Linear>(weight, bias, what);
+}
+
+void DenseImpl::dequantize() {
+  if (int8_ && weight.numel() == 0 && int8_->in_features() * int8_->out_features() > 0)
+    throw Error("this dense layer's float weight was released: it stays int8");
+  int8_.reset();
+}
+
+void DenseImpl::release_float_weight() {
+  if (!int8_) throw Error("release_float_weight() on a dense layer that is not quantized");
+  torch::NoGradGuard no_grad;
+  weight.set_data(torch::empty({0}, weight.options()));
 }
 
 }  // namespace t2t

@@ -26,7 +26,10 @@ class DenseImpl : public torch::nn::LinearImpl {
   // The float weight stays as it is, for saving or for switching back with
   // dequantize(). `what` names the layer in errors.
   void quantize_int8(const std::string& what);
-  void dequantize() { int8_.reset(); }
+  void dequantize();
+  // Once quantized: frees the float weight, which forward() no longer
+  // reads; the layer can then neither be trained, saved nor dequantized.
+  void release_float_weight();
   bool quantized() const { return int8_ != nullptr; }
 
  private:

@@ -244,6 +244,14 @@ void Transformer::quantize_int8() {
                                                      "the softmax projection");
 }
 
+void Transformer::release_float_weights() {
+  // The dense layers' weights only: the softmax projection's float matrix
+  // may be the embedding's too, which stays float.
+  for (const auto& named : named_modules("", false)) {
+    if (auto* dense = named.value()->as<DenseImpl>()) dense->release_float_weight();
+  }
+}
+
 torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {
   TORCH_CHECK(inputs.size(0) == targets.size(0),
               "inputs and targets differ in batch size: ", inputs.size(0), " and ",

@@ -40,6 +40,7 @@ class Transformer : public T2TModel {
   // embeddings stay float (a lookup, not a product).
   void quantize_int8() override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
+  void release_float_weights() override;
 
   // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
   // and padding [batch, input_len] (bool, true at padding).

@@ -87,6 +87,21 @@ TEST_CASE("a Dense layer switches to int8 and back, keeping its parameters", "[i
   CHECK(torch::equal(dense->forward(x).detach(), float_out));
 }
 
+TEST_CASE("a quantized Dense layer can free its float weight and stays int8", "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  torch::manual_seed(6);
+  t2t::Dense dense(torch::nn::LinearOptions(32, 24));
+  const auto x = torch::randn({6, 32});
+  CHECK_THROWS_WITH(dense->release_float_weight(), Catch::Contains("not quantized"));
+  dense->quantize_int8("dense");
+  const auto int8_out = dense->forward(x);
+  dense->release_float_weight();
+  CHECK(dense->weight.numel() == 0);
+  CHECK(torch::equal(dense->forward(x), int8_out));
+  CHECK_THROWS_WITH(dense->dequantize(), Catch::Contains("released"));
+  CHECK(dense->quantized());
+}
+
 TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
   t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
@@ -113,8 +128,13 @@ TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
   const auto int8_logits = model->forward(inputs, targets);
   CHECK_FALSE(torch::equal(int8_logits, float_logits));
   CHECK(relative_error(int8_logits, float_logits) < 0.05);
-  // Cached decoding runs through the same int8 layers.
+  // Cached decoding runs through the same int8 layers, with or without the
+  // float weights beside them.
+  const auto with_float = t2t::beam_search(*model, inputs, search);
+  model->release_float_weights();
   const auto int8_ids = t2t::beam_search(*model, inputs, search);
+  REQUIRE(int8_ids.size() == with_float.size());
+  for (size_t s = 0; s < int8_ids.size(); ++s) CHECK(int8_ids[s][0].ids == with_float[s][0].ids);
   REQUIRE(int8_ids.size() == float_ids.size());
   int same = 0;
   for (size_t s = 0; s < int8_ids.size(); ++s) same += int8_ids[s][0].ids == float_ids[s][0].ids;

@@ -186,6 +186,7 @@ void quantize_for_decoding(T2TModel& model, const std::string& mode) {
   const Stopwatch clock;
   try {
     model.quantize_int8();
+    model.release_float_weights();  // a decoder never reads them again
   } catch (const Error& e) {
     throw Error("--quantize=" + mode + ": " + e.what());
   }

@@ -85,6 +85,10 @@ class T2TModel : public torch::nn::Module {
   // and must refuse (naming the layer) what it cannot quantize.
   virtual void quantize_int8();
   virtual bool quantized() const { return false; }
+  // After quantize_int8(): frees the float weights that no layer reads any
+  // more, for a model that will only decode (it can then be neither trained,
+  // saved nor switched back). The default frees nothing.
+  virtual void release_float_weights() {}
 };
 
 // Flat indices [labelled_positions] (int64) of the non-pad entries of
