@@ -502,7 +502,7 @@ TEST_CASE("search on the Transformer's cache equals uncached forward()", "[decod
 
 TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decode]") {
   torch::manual_seed(21);
-  for (int64_t vocab : {3, 50, 1000}) {
+  for (int64_t vocab : {3, 17, 50, 1000, 8195}) {
     const int64_t rows = 5, beams = 4, count = 8;
     const auto logits = torch::randn({rows * beams, vocab}) * 4;
     auto alive = torch::randn({rows, beams}) * 3 - 5;
@@ -519,6 +519,21 @@ TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decod
     CHECK(torch::equal(got.beams.masked_select(finite), want.beams.masked_select(finite)));
     CHECK(torch::equal(got.ids.masked_select(finite), want.ids.masked_select(finite)));
     CHECK(torch::equal(got.log_probs.isfinite(), finite));
+  }
+}
+
+TEST_CASE("the fused CPU candidate selection keeps ties in beam and id order", "[decode]") {
+  // Every logit equal: blocks of the vocabulary are skipped once the list is
+  // full, and the earliest candidates must be the ones kept.
+  const int64_t rows = 2, beams = 3, vocab = 40, count = 6;
+  const auto logits = torch::zeros({rows * beams, vocab});
+  const auto alive = torch::zeros({rows, beams});
+  const auto got = t2t::top_candidates(logits, alive, count, 1.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < count; ++j) {
+      CHECK(got.beams[r][j].item<int64_t>() == 0);
+      CHECK(got.ids[r][j].item<int64_t>() == j);
+    }
   }
 }
 

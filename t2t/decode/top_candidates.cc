@@ -16,15 +16,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// out[v] = ((x[v] - max) - log(sum_v exp(x[v] - max))) + base, as
-// log_softmax followed by adding the hypothesis's log-probability.
-T2T_VECTOR_CLONES
-void grown_log_probs(const float* x, int64_t n, float base, float* out) {
-  const auto [best, total] = max_exp_sum(x, n);
-  const float log_total = std::log(total);
-  for (int64_t u = 0; u < n; ++u) out[u] = ((x[u] - best) - log_total) + base;
-}
-
 // Keeps the `count` largest values seen, best first; a later equal value
 // does not displace an earlier one.
 struct TopList {
@@ -49,6 +40,41 @@ struct TopList {
   }
 };
 
+// Offers top every candidate of one hypothesis: id v of logits x[0, vocab)
+// scores ((x[v] - best) - log_total) + base, log_softmax followed by adding
+// the hypothesis's log-probability. That map is monotonic in x, so a block
+// of 16 ids whose largest logit cannot enter the full list is skipped
+// whole: most of the vocabulary costs a vectorized max and one compare,
+// and the ids offered and their values are exactly those of a plain scan.
+T2T_VECTOR_CLONES
+void offer_candidates(const float* x, int64_t vocab, float best, float log_total, float base,
+                      int64_t offset, int64_t count, TopList& top) {
+  float threshold = top.threshold();
+  for (int64_t v0 = 0; v0 < vocab; v0 += 16) {
+    const int64_t n = std::min<int64_t>(16, vocab - v0);
+    if (top.size == count) {
+      float block_max = x[v0];
+      if (n == 16) {
+        float lanes[16];
+        for (int j = 0; j < 16; ++j) lanes[j] = x[v0 + j];
+        for (int j = 8; j > 0; j /= 2)
+          for (int i = 0; i < j; ++i) lanes[i] = std::max(lanes[i], lanes[i + j]);
+        block_max = lanes[0];
+      } else {
+        for (int64_t j = 1; j < n; ++j) block_max = std::max(block_max, x[v0 + j]);
+      }
+      if (!(((block_max - best) - log_total) + base > threshold)) continue;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const float grown = ((x[v0 + j] - best) - log_total) + base;
+      if (grown > threshold || top.size < count) {
+        top.offer(grown, offset + v0 + j);
+        threshold = top.threshold();
+      }
+    }
+  }
+}
+
 Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& alive_in,
                               int64_t count, double penalty) {
   const auto logits = logits_in.contiguous();
@@ -68,7 +94,6 @@ Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& ali
   int64_t* ids = c.ids.data_ptr<int64_t>();
   const float pen = static_cast<float>(penalty);
   at::parallel_for(0, rows, rows * beams * vocab < (1 << 18) ? rows : 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> grown(static_cast<size_t>(vocab));
     for (int64_t r = begin; r < end; ++r) {
       TopList top(count);
       for (int64_t k = 0; k < beams; ++k) {
@@ -80,14 +105,9 @@ Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& ali
           for (int64_t v = 0; v < vocab && top.size < count; ++v) top.offer(kNegInf, offset + v);
           continue;
         }
-        grown_log_probs(x + (r * beams + k) * vocab, vocab, base, grown.data());
-        float threshold = top.threshold();
-        for (int64_t v = 0; v < vocab; ++v) {
-          if (grown[v] > threshold || (top.size < count)) {
-            top.offer(grown[v], offset + v);
-            threshold = top.threshold();
-          }
-        }
+        const float* row = x + (r * beams + k) * vocab;
+        const auto [best, total] = max_exp_sum(row, vocab);
+        offer_candidates(row, vocab, best, std::log(total), base, offset, count, top);
       }
       for (int64_t j = 0; j < count; ++j) {
         const float lp = top.value[j];
