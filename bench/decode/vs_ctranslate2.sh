@@ -7,6 +7,8 @@
 # with T2T's length penalty) and its own.
 #   MODEL=tiny (default): transformer_tiny trained on the bundled sample,
 #     decoding the sample's dev sentences.
+#   MODEL=tatoeba: transformer_tiny trained on the Tatoeba en-zh data
+#     (TATOEBA_DIR, ../shared/data/tatoeba-enzh), decoding its dev.en.
 #   MODEL=base: transformer_base with random weights (a run written by
 #     t2t-bench-decode --write_run) decoding SENTENCES synthetic sources of
 #     SOURCE_LENGTH ids; such a model hardly ever ends a sentence, so both
@@ -19,22 +21,32 @@
 #   bench/decode/vs_ctranslate2.sh       # needs a built t2t and ctranslate2 in the venv
 #   MODEL=base bench/decode/vs_ctranslate2.sh
 # Environment: RUNS (3), BEAM (4), BATCH (32), PASSES (5; 2 for base),
-# EXTRA_LENGTH (100; 20 for base), WORK (/tmp/t2t_bench_vs_ct2[-base]);
-# tiny: RUN_DIR and DATA_DIR (a trained run of translate_enzh_sample to use
-# instead of training one), TRAIN_STEPS (600), SOURCE (data/sample/dev.en);
-# base: SENTENCES (64), SOURCE_LENGTH (20), VOCAB (8000).
+# EXTRA_LENGTH (100; 20 for base), WORK (/tmp/t2t_bench_vs_ct2[-MODEL]);
+# tiny and tatoeba: RUN_DIR and DATA_DIR (a trained run of the problem to
+# use instead of training one), TRAIN_STEPS (600; 3000 for tatoeba), SOURCE
+# (data/sample/dev.en; TATOEBA_DIR/dev.en); base: SENTENCES (64),
+# SOURCE_LENGTH (20), VOCAB (8000).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 MODEL=${MODEL:-tiny}
+TATOEBA_DIR=${TATOEBA_DIR:-$ROOT/../shared/data/tatoeba-enzh}
 case "$MODEL" in
-  tiny) WORK=${WORK:-/tmp/t2t_bench_vs_ct2}; PASSES=${PASSES:-5}; EXTRA_LENGTH=${EXTRA_LENGTH:-100} ;;
+  tiny)
+    WORK=${WORK:-/tmp/t2t_bench_vs_ct2}; PASSES=${PASSES:-5}; EXTRA_LENGTH=${EXTRA_LENGTH:-100}
+    PROBLEM=translate_enzh_sample; TRAIN_STEPS=${TRAIN_STEPS:-600}
+    SOURCE=${SOURCE:-$ROOT/data/sample/dev.en} ;;
+  tatoeba)
+    [ -f "$TATOEBA_DIR/train.en" ] \
+      || { echo "no Tatoeba data in $TATOEBA_DIR: set TATOEBA_DIR" >&2; exit 1; }
+    WORK=${WORK:-/tmp/t2t_bench_vs_ct2-tatoeba}; PASSES=${PASSES:-5}; EXTRA_LENGTH=${EXTRA_LENGTH:-100}
+    PROBLEM=translate_enzh_tatoeba; TRAIN_STEPS=${TRAIN_STEPS:-3000}
+    SOURCE=${SOURCE:-$TATOEBA_DIR/dev.en} ;;
   base) WORK=${WORK:-/tmp/t2t_bench_vs_ct2-base}; PASSES=${PASSES:-2}; EXTRA_LENGTH=${EXTRA_LENGTH:-20} ;;
-  *) echo "MODEL=$MODEL: use tiny or base" >&2; exit 1 ;;
+  *) echo "MODEL=$MODEL: use tiny, tatoeba or base" >&2; exit 1 ;;
 esac
 RUNS=${RUNS:-3}
 BEAM=${BEAM:-4}
 BATCH=${BATCH:-32}
-SOURCE=${SOURCE:-$ROOT/data/sample/dev.en}
 BENCH="$BUILD/t2t-bench-decode"
 bench_require "$BENCH" "$BUILD/t2t-datagen" "$BUILD/t2t-trainer"
 "$PYTHON" -c 'import ctranslate2' 2>/dev/null \
@@ -54,15 +66,16 @@ else
   if [ -z "${RUN_DIR:-}" ]; then
     DATA_DIR=$WORK/data RUN_DIR=$WORK/run
     if [ ! -f "$RUN_DIR/checkpoint" ]; then
-      echo "training transformer_tiny on the sample for ${TRAIN_STEPS:-600} steps"
-      "$BUILD/t2t-datagen" --problem=translate_enzh_sample --data_dir="$DATA_DIR" >"$WORK/datagen.log" 2>&1
-      "$BUILD/t2t-trainer" --problem=translate_enzh_sample --model=transformer \
+      echo "training transformer_tiny on $PROBLEM for $TRAIN_STEPS steps"
+      "$BUILD/t2t-datagen" --problem="$PROBLEM" --data_dir="$DATA_DIR" --tmp_dir="$TATOEBA_DIR" \
+        >"$WORK/datagen.log" 2>&1
+      "$BUILD/t2t-trainer" --problem="$PROBLEM" --model=transformer \
         --hparams_set=transformer_tiny --hparams_file="$ROOT/configs/hparams/transformer_tiny_cpu.yaml" \
-        --data_dir="$DATA_DIR" --output_dir="$RUN_DIR" --train_steps="${TRAIN_STEPS:-600}" \
-        --local_eval_frequency="${TRAIN_STEPS:-600}" --eval_steps=2 --random_seed=1 >"$WORK/train.log" 2>&1
+        --data_dir="$DATA_DIR" --output_dir="$RUN_DIR" --train_steps="$TRAIN_STEPS" \
+        --local_eval_frequency="$TRAIN_STEPS" --eval_steps=2 --random_seed=1 >"$WORK/train.log" 2>&1
     fi
   fi
-  MODEL_FLAGS=(--output_dir="$RUN_DIR" --data_dir="$DATA_DIR" --source="$SOURCE")
+  MODEL_FLAGS=(--output_dir="$RUN_DIR" --data_dir="$DATA_DIR" --problem="$PROBLEM" --source="$SOURCE")
   "$BENCH" "${MODEL_FLAGS[@]}" --export_dir="$WORK/export" >/dev/null
 fi
 for q in float32 int8; do
