@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <mutex>
-#include <optional>
 #include <thread>
 
 #include "t2t/core/cuda_loader.h"
@@ -34,26 +32,6 @@ int set_num_threads(int threads) {
   return threads;
 }
 
-namespace {
-
-// The seed of seed_everything(), for CUDA's generators when CUDA is loaded
-// after it.
-std::mutex seed_mutex;
-std::optional<uint64_t> last_seed;
-
-// Loads LibTorch's CUDA half (cuda_loader.h); "" or why it could not.
-std::string ensure_cuda() {
-  const bool was_loaded = cuda_loaded();
-  std::string why = load_cuda();
-  if (why.empty() && !was_loaded && torch::cuda::is_available()) {
-    std::lock_guard<std::mutex> lock(seed_mutex);
-    if (last_seed) torch::cuda::manual_seed_all(*last_seed);
-  }
-  return why;
-}
-
-}  // namespace
-
 std::string resolve_device(const std::string& flag) {
   const std::string f = to_lower(trim(flag));
   // Without an NVIDIA driver there is no GPU to find: the CUDA libraries
@@ -61,7 +39,7 @@ std::string resolve_device(const std::string& flag) {
   if (f == "auto") return cuda_device_count() > 0 ? "cuda:0" : "cpu";
   if (f == "cpu") return "cpu";
   if (f == "cuda" || starts_with(f, "cuda:")) {
-    if (const std::string why = ensure_cuda(); !why.empty())
+    if (const std::string why = load_cuda(); !why.empty())
       throw Error("--device=" + flag + " asks for CUDA, but " + why + ". Use --device=cpu (or auto).");
     if (!torch::cuda::is_available())
       // LibTorch cannot tell a missing driver from a build without CUDA.
@@ -85,15 +63,11 @@ std::string resolve_device(const std::string& flag) {
 }
 
 int cuda_device_count() {
-  if (!cuda_loaded() && (!nvidia_driver_present() || !ensure_cuda().empty())) return 0;
+  if (!cuda_loaded() && (!nvidia_driver_present() || !load_cuda().empty())) return 0;
   return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
 }
 
 void seed_everything(uint64_t seed) {
-  {
-    std::lock_guard<std::mutex> lock(seed_mutex);
-    last_seed = seed;
-  }
   torch::manual_seed(seed);
   if (cuda_loaded() && torch::cuda::is_available()) torch::cuda::manual_seed_all(seed);
 }
