@@ -1,12 +1,13 @@
 // LibTorch's CUDA half (libtorch_cuda.so and the CUDA libraries under it:
-// cuBLAS, cuDNN, NCCL, ...) loaded only when a run asks for a GPU.
+// cuBLAS, cuDNN, NCCL, ...) loaded only where a GPU can be used.
 //
 // Loaded with the rest, they add ~250 MiB of resident memory to every
 // process, a CPU decoder's included, for nothing. libt2t and the binaries
 // therefore link only LibTorch's CPU half; this loads the CUDA half on
 // demand (it registers its kernels and hooks with LibTorch as it loads, as
 // PyTorch's own extension modules do), together with libt2t_cuda.so, t2t's
-// own code that calls into it (the NCCL process group).
+// own code that calls into it (the NCCL process group). When to call it is
+// runtime.h's business (prepare_cuda, resolve_device).
 #pragma once
 
 #include <string>
