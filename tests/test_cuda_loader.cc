@@ -27,8 +27,9 @@ bool mapped(const std::string& name) {
 
 }  // namespace
 
-// Runs before anything in this process asks for CUDA only when it is the
-// first test; ctest runs each test in its own process, so it is.
+// Needs a process that has not asked for CUDA yet: ctest runs each test
+// case in a process of its own, and in a whole-binary run no test before
+// this one loads CUDA (the one after it does).
 TEST_CASE("a CPU run does not load LibTorch's CUDA libraries", "[cuda_loader]") {
   if (t2t::nvidia_driver_present()) T2T_SKIP("an NVIDIA driver is present: auto may load CUDA");
   CHECK(t2t::resolve_device("cpu") == "cpu");
