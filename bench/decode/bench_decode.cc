@@ -401,6 +401,8 @@ int main(int argc, char** argv) {
     opt.profile = flags["profile"].as<std::string>();
     if (opt.batch_size < 1 || opt.passes < 1)
       throw t2t::Error("--batch_size and --passes must be >= 1");
+    if (opt.warmup_batches < -1)
+      throw t2t::Error("--warmup_batches must be >= 0, or -1 for one whole untimed pass");
     run(w, opt, threads);
     return 0;
   });
