@@ -1,6 +1,7 @@
 #include "tools/cli_common.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -57,6 +58,47 @@ void add_model_flags(cxxopts::Options& options) {
        value<std::string>()->default_value(""))
       ("device", "auto (CUDA when available), cpu, cuda or cuda:N.",
        value<std::string>()->default_value("auto"));
+}
+
+void add_decoding_flags(cxxopts::Options& options) {
+  options.add_options("Decoding")
+      ("decode_hparams", "Comma-separated decoding settings, e.g. 'beam_size=4,alpha=0.6'. "
+       "Keys: beam_size, alpha, extra_length, batch_size, return_beams, write_beam_scores, ...",
+       value<std::string>()->default_value(""))
+      ("checkpoint_path", "Checkpoint to load (default: the latest in --output_dir).",
+       value<std::string>()->default_value(""))
+      ("parallel_batches", "On the CPU, batches decoded side by side, each with --threads / N "
+       "threads: small decoding steps use one core well but gain little from more, so this "
+       "raises throughput. 0: one batch per thread; 1: one batch at a time.",
+       value<int>()->default_value("0"))
+      ("quantize", "none, or int8: on the CPU, the model's dense layers and softmax run with "
+       "int8 weights (quantized at load time from the float checkpoint, per output row) and "
+       "activations quantized per call. Faster, at a small cost in quality.",
+       value<std::string>()->default_value("none"));
+}
+
+HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir) {
+  const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
+  if (!std::filesystem::exists(saved)) {
+    const std::string set_name =
+        required(flags, "hparams_set", "--hparams_set=transformer_base (no " + saved + " found)");
+    return resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
+                           flags["hparams"].as<std::string>());
+  }
+  HParams hp = HParams::from_yaml_file(saved);
+  if (!flags["hparams_file"].as<std::string>().empty())
+    hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+  hp.parse(flags["hparams"].as<std::string>(), "--hparams");
+  return hp;
+}
+
+DecodeOptions decoding_options(const cxxopts::ParseResult& flags) {
+  HParams dp = default_decode_hparams();
+  dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
+  DecodeOptions options = decode_options(dp);
+  options.parallel_batches = flags["parallel_batches"].as<int>();
+  if (options.parallel_batches < 0) throw UsageError("--parallel_batches must be >= 0");
+  return options;
 }
 
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,

@@ -9,12 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "t2t/core/hparams.h"
+#include "t2t/decode/decode_options.h"
+
 namespace t2t::cli {
 
 // Flag groups; a command adds the ones it understands.
 void add_common_flags(cxxopts::Options& options);   // registry help, plugins, runtime, logging
 void add_problem_flags(cxxopts::Options& options);  // --problem --data_dir --tmp_dir
 void add_model_flags(cxxopts::Options& options);    // --model --hparams_set --hparams ...
+// What t2t-decoder and t2t-serve share: --decode_hparams --checkpoint_path
+// --parallel_batches --quantize.
+void add_decoding_flags(cxxopts::Options& options);
 
 // A command-line mistake: printed with a pointer to --help, exit status 2.
 struct UsageError : std::runtime_error {
@@ -25,6 +31,14 @@ struct UsageError : std::runtime_error {
 // example when it is empty.
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,
                      const std::string& example);
+
+// The hparams a trained run decodes with, as T2T takes them: the run's
+// saved hparams.yaml with --hparams_file and --hparams on top, or, without
+// one, --hparams_set (then required) resolved the same way.
+HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir);
+
+// --decode_hparams and --parallel_batches as typed options.
+DecodeOptions decoding_options(const cxxopts::ParseResult& flags);
 
 // argv of this process as run() received it (for relaunching itself).
 const std::vector<std::string>& command_line();

@@ -18,26 +18,13 @@ namespace {
 void add_decoder_flags(cxxopts::Options& options) {
   using cxxopts::value;
   options.add_options("Decoding")
-      ("decode_hparams", "Comma-separated decoding settings, e.g. 'beam_size=4,alpha=0.6'. "
-       "Keys: beam_size, alpha, extra_length, batch_size, return_beams, write_beam_scores, ...",
-       value<std::string>()->default_value(""))
       ("decode_from_file", "Translate this file, one sentence a line.",
        value<std::string>()->default_value(""))
       ("decode_to_file", "Write translations here (default: derived from --decode_from_file).",
        value<std::string>()->default_value(""))
       ("decode_reference", "Reference translations; BLEU is printed at the end.",
        value<std::string>()->default_value(""))
-      ("decode_interactive", "Read sentences from standard input and answer each at once.")
-      ("checkpoint_path", "Checkpoint to load (default: the latest in --output_dir).",
-       value<std::string>()->default_value(""))
-      ("parallel_batches", "On the CPU, batches decoded side by side, each with --threads / N "
-       "threads: small decoding steps use one core well but gain little from more, so this "
-       "raises throughput on files. 0: one batch per thread; 1: one batch at a time.",
-       value<int>()->default_value("0"))
-      ("quantize", "none, or int8: on the CPU, the model's dense layers and softmax run with "
-       "int8 weights (quantized at load time from the float checkpoint, per output row) and "
-       "activations quantized per call. Faster, at a small cost in quality.",
-       value<std::string>()->default_value("none"));
+      ("decode_interactive", "Read sentences from standard input and answer each at once.");
 }
 
 int decode(const cxxopts::ParseResult& flags) {
@@ -48,26 +35,8 @@ int decode(const cxxopts::ParseResult& flags) {
   const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
   required(flags, "data_dir", "--data_dir=t2t_data");
 
-  // As T2T: the hparams the model was trained with, then --hparams on top.
-  const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
-  t2t::HParams hp;
-  if (std::filesystem::exists(saved)) {
-    hp = t2t::HParams::from_yaml_file(saved);
-    if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
-    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
-  } else {
-    const std::string set_name =
-        required(flags, "hparams_set", "--hparams_set=transformer_base (no " + saved + " found)");
-    hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                              flags["hparams"].as<std::string>());
-  }
-  t2t::HParams dp = t2t::default_decode_hparams();
-  dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
-  t2t::DecodeOptions options = t2t::decode_options(dp);
-  options.parallel_batches = flags["parallel_batches"].as<int>();
-  if (options.parallel_batches < 0)
-    throw t2t::cli::UsageError("--parallel_batches must be >= 0");
+  const t2t::HParams hp = t2t::cli::run_hparams(flags, output_dir);
+  const t2t::DecodeOptions options = t2t::cli::decoding_options(flags);
   const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
   const std::string quantize = flags["quantize"].as<std::string>();
   t2t::check_quantize_mode(quantize, torch::Device(device));
@@ -140,6 +109,7 @@ int main(int argc, char** argv) {
   t2t::cli::add_common_flags(options);
   t2t::cli::add_problem_flags(options);
   t2t::cli::add_model_flags(options);
+  t2t::cli::add_decoding_flags(options);
   add_decoder_flags(options);
   return t2t::cli::run(argc, argv, options, decode);
 }

@@ -36,21 +36,33 @@ Decoder::Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> i
 std::vector<int64_t> Decoder::encode_source(const std::string& line, const std::string& where) {
   std::string text = line;
   if (!is_valid_utf8(text)) {
-    ++counts_.invalid_utf8;
+    {
+      std::lock_guard<std::mutex> lock(counts_mutex_);
+      ++counts_.invalid_utf8;
+    }
     text = utf8_replace_invalid(text);
   }
-  text = u32_to_utf8(python_strip(utf8_to_u32(text)));
+  std::vector<int64_t> ids = encode_text(text);
+  if (ids.empty()) return ids;
+  return fit_source(std::move(ids), where);
+}
+
+std::vector<int64_t> Decoder::encode_text(const std::string& utf8) const {
+  const std::string text = u32_to_utf8(python_strip(utf8_to_u32(utf8)));
   if (text.empty()) return {};
   std::vector<int64_t> ids = input_encoder_->encode(text);
   ids.push_back(kEosId);
-  return fit_source(std::move(ids), where);
+  return ids;
 }
 
 std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::string& where) {
   if (ids.empty() || ids.back() != kEosId) ids.push_back(kEosId);
   const int64_t limit = options_.max_input_length;
   if (limit > 0 && static_cast<int64_t>(ids.size()) > limit) {
-    ++counts_.truncated;
+    {
+      std::lock_guard<std::mutex> lock(counts_mutex_);
+      ++counts_.truncated;
+    }
     spdlog::warn("{}: {} tokens, more than the model's limit of {} (EOS included); decoding the "
                  "first {} only",
                  where, ids.size(), limit, limit - 1);
@@ -58,6 +70,47 @@ std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::st
     ids.push_back(kEosId);
   }
   return ids;
+}
+
+DecodeCounts& DecodeCounts::operator+=(const DecodeCounts& other) {
+  sentences += other.sentences;
+  empty += other.empty;
+  invalid_utf8 += other.invalid_utf8;
+  truncated += other.truncated;
+  input_tokens += other.input_tokens;
+  output_tokens += other.output_tokens;
+  search_row_steps += other.search_row_steps;
+  return *this;
+}
+
+DecodeCounts Decoder::counts() const {
+  std::lock_guard<std::mutex> lock(counts_mutex_);
+  return counts_;
+}
+
+std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int64_t>>& sources,
+                                               const std::vector<int64_t>& rows,
+                                               const SearchOptions& search,
+                                               DecodeCounts* counts) const {
+  const at::Tensor batch = padded_batch(sources, rows);
+  SearchStats stats;
+  const auto results = beam_search(*model_, batch.to(device_), search, &stats);
+  std::vector<Translation> out(rows.size());
+  DecodeCounts done;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    done.input_tokens += static_cast<int64_t>(sources[rows[r]].size());
+    for (const auto& h : results[r]) {
+      out[r].texts.push_back(target_encoder_->decode(h.ids));
+      out[r].scores.push_back(h.score);
+    }
+    if (!results[r].empty())
+      done.output_tokens +=
+          static_cast<int64_t>(results[r][0].ids.size()) + (results[r][0].finished ? 1 : 0);
+  }
+  done.sentences = static_cast<int64_t>(rows.size());
+  done.search_row_steps = stats.row_steps;
+  if (counts) *counts += done;
+  return out;
 }
 
 std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources) {
@@ -70,39 +123,31 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
     out[i].scores = {0.0};
     ++done;
   }
-  counts_.sentences += n;
-  counts_.empty += done;
+  {
+    std::lock_guard<std::mutex> lock(counts_mutex_);
+    counts_.sentences += done;
+    counts_.empty += done;
+  }
   const auto batches = decode_batches(sources, options_.batch_size);
 
   const Stopwatch clock;
-  const int64_t tokens_before = counts_.output_tokens;
+  int64_t output_tokens = 0;
   double last_report = 0.0;
   const int threads = at::get_num_threads();
   const int64_t count = static_cast<int64_t>(batches.size());
   const int workers =
       device_.is_cpu() ? parallel_batches(options_.parallel_batches, threads, count) : 1;
-  std::mutex mutex;  // counts_, logging and progress; each batch fills its own rows of `out`
+  std::mutex mutex;  // logging and progress; each batch fills its own rows of `out`
   for_each_batch(count, workers, threads, [&](int64_t j) {
     const std::vector<int64_t>& rows = batches[static_cast<size_t>(j)];
-    const at::Tensor batch = padded_batch(sources, rows);
-    int64_t input_tokens = 0, output_tokens = 0;
-    for (int64_t r : rows) input_tokens += static_cast<int64_t>(sources[r].size());
-    SearchStats stats;
-    auto results = beam_search(*model_, batch.to(device_), options_.search, &stats);
-    for (size_t r = 0; r < rows.size(); ++r) {
-      Translation& t = out[rows[r]];
-      for (const auto& h : results[r]) {
-        t.texts.push_back(target_encoder_->decode(h.ids));
-        t.scores.push_back(h.score);
-      }
-      if (!results[r].empty())
-        output_tokens +=
-            static_cast<int64_t>(results[r][0].ids.size()) + (results[r][0].finished ? 1 : 0);
+    DecodeCounts batch_counts;
+    auto results = decode_batch(sources, rows, options_.search, &batch_counts);
+    for (size_t r = 0; r < rows.size(); ++r) out[rows[r]] = std::move(results[r]);
+    {
+      std::lock_guard<std::mutex> lock(counts_mutex_);
+      counts_ += batch_counts;
     }
     std::lock_guard<std::mutex> lock(mutex);
-    counts_.input_tokens += input_tokens;
-    counts_.output_tokens += output_tokens;
-    counts_.search_row_steps += stats.row_steps;
     if (options_.log_results) {
       for (const int64_t index : rows) {
         spdlog::info("Inference results INPUT: {}", input_encoder_->decode(sources[index]));
@@ -110,11 +155,12 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
       }
     }
     done += static_cast<int64_t>(rows.size());
+    output_tokens += batch_counts.output_tokens;
     const double now = clock.seconds();
     if (now - last_report >= options_.progress_seconds && done < n) {
       last_report = now;
       spdlog::info("decoded {}/{} sentences: {:.2f} sentences/s, {:.1f} output tokens/s", done, n,
-                   done / now, (counts_.output_tokens - tokens_before) / now);
+                   done / now, output_tokens / now);
     }
   });
   return out;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,17 +18,12 @@
 #include "t2t/data/problem.h"
 #include "t2t/decode/beam_search.h"
 #include "t2t/decode/decode_options.h"
+#include "t2t/decode/translation.h"
 
 namespace t2t {
 
 class T2TModel;
 class TextEncoder;
-
-// One source's result: `texts` and `scores` per returned hypothesis, best first.
-struct Translation {
-  std::vector<std::string> texts;
-  std::vector<double> scores;
-};
 
 struct DecodeCounts {
   int64_t sentences = 0;
@@ -37,6 +33,8 @@ struct DecodeCounts {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;  // of the best hypotheses, EOS included
   int64_t search_row_steps = 0;
+
+  DecodeCounts& operator+=(const DecodeCounts& other);
 };
 
 class Decoder {
@@ -52,6 +50,11 @@ class Decoder {
   // line gives no ids at all.
   std::vector<int64_t> encode_source(const std::string& line, const std::string& where);
 
+  // What encode_source() does to valid UTF-8, without the cut: stripped,
+  // encoded, EOS appended; empty for an empty line. For callers that refuse
+  // long inputs instead of cutting them (the server), then fit_source().
+  std::vector<int64_t> encode_text(const std::string& utf8) const;
+
   // Already encoded source ids (EOS-terminated, or not): cut to
   // max_input_length with the same warning, EOS kept last.
   std::vector<int64_t> fit_source(std::vector<int64_t> ids, const std::string& where);
@@ -64,6 +67,16 @@ class Decoder {
   // progress_seconds.
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources);
 
+  // The sources at `rows` (none empty) decoded as one batch with `search`,
+  // on the calling thread: one Translation per row, in their order. What
+  // translate() runs per batch, and what a server runs on the batches it
+  // forms itself. Safe to call from several threads at once; adds what it
+  // did to `counts` (may be null), not to counts().
+  std::vector<Translation> decode_batch(const std::vector<std::vector<int64_t>>& sources,
+                                        const std::vector<int64_t>& rows,
+                                        const SearchOptions& search,
+                                        DecodeCounts* counts = nullptr) const;
+
   // One output record without the delimiter: the best text, or with
   // return_beams every hypothesis tab-separated, each followed by
   // "\t<score>" (%.2f) when write_beam_scores. Tabs and line breaks inside
@@ -72,7 +85,7 @@ class Decoder {
 
   const DecodeOptions& options() const { return options_; }
   void set_log_results(bool on) { options_.log_results = on; }
-  const DecodeCounts& counts() const { return counts_; }
+  DecodeCounts counts() const;
   const TextEncoder& input_encoder() const { return *input_encoder_; }
   const TextEncoder& target_encoder() const { return *target_encoder_; }
 
@@ -82,6 +95,9 @@ class Decoder {
   std::shared_ptr<TextEncoder> target_encoder_;
   DecodeOptions options_;
   torch::Device device_;
+  // encode_source() and fit_source() may run on several threads (a server's
+  // request handlers): counts_ is kept under this lock.
+  mutable std::mutex counts_mutex_;
   DecodeCounts counts_;
 };
 
