@@ -170,6 +170,14 @@ if(NOT T2T_PROTOC)
   message(FATAL_ERROR "t2t needs protoc (for its tests). ${T2T_APT_HINT} protobuf-compiler")
 endif()
 
+# t2t-serve's HTTP server and JSON: cpp-httplib (Debian builds it as a
+# shared library) and nlohmann's JSON. Only t2t/serve and its binaries see
+# them; libt2t does not.
+pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib)
+t2t_require(HTTPLIB_FOUND "cpp-httplib" "libcpp-httplib-dev")
+find_package(nlohmann_json 3.9 QUIET)
+t2t_require(nlohmann_json_FOUND "nlohmann's JSON" "nlohmann-json3-dev")
+
 find_package(CURL QUIET)
 t2t_require(CURL_FOUND "libcurl" "libcurl4-openssl-dev")
 

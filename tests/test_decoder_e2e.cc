@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "t2t/core/file_util.h"
+#include "tests/sample_run.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -48,34 +49,10 @@ bool same_but_unknowns(const std::string& original, const std::string& decoded) 
 }
 
 // One small trained run shared by the tests of this file.
-struct TrainedRun {
-  TempDir dir{"decoder_e2e"};
-  std::string data = dir / "data";
-  std::string run = dir / "run";
-  bool ok = false;
-  std::string log;
-
-  TrainedRun() {
-    auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
-    log = r.output;
-    if (r.exit_code != 0) return;
-    r = run_command("./t2t-trainer --problem=translate_enzh_sample --model=transformer "
-                    "--hparams_set=transformer_tiny "
-                    "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2' "
-                    "--data_dir=" + data + " --output_dir=" + run +
-                    " --train_steps=20 --local_eval_frequency=20 --eval_steps=2");
-    log += r.output;
-    ok = r.exit_code == 0;
-  }
-  std::string decoder(const std::string& extra) const {
-    return "./t2t-decoder --problem=translate_enzh_sample --model=transformer "
-           "--hparams_set=transformer_tiny --data_dir=" + data + " --output_dir=" + run + " " +
-           extra;
-  }
-};
+using TrainedRun = t2t::test::SampleRun;
 
 const TrainedRun& trained() {
-  static TrainedRun run;
+  static TrainedRun run("decoder_e2e");
   INFO(run.log);
   REQUIRE(run.ok);
   return run;

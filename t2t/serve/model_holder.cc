@@ -1,0 +1,79 @@
+#include "t2t/serve/model_holder.h"
+
+#include <filesystem>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/data/problem.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+ModelHolder::ModelHolder(ModelSpec spec) : spec_(std::move(spec)) {
+  spec_.options.log_results = false;  // a server logs requests only when asked to
+}
+
+std::shared_ptr<const ServingModel> ModelHolder::load(const std::string& checkpoint_path) const {
+  const Stopwatch clock;
+  auto serving = std::make_shared<ServingModel>();
+  serving->loaded = load_for_decoding(*spec_.problem, spec_.model_name, spec_.hparams,
+                                      spec_.data_dir, spec_.output_dir, checkpoint_path,
+                                      spec_.device);
+  quantize_for_decoding(*serving->loaded.model, spec_.quantize);
+  serving->decoder = std::make_unique<Decoder>(serving->loaded.model,
+                                               serving->loaded.encoders.inputs,
+                                               serving->loaded.encoders.targets, spec_.options,
+                                               spec_.device);
+  spdlog::info("loaded {} (step {}) in {:.1f} s", serving->loaded.checkpoint,
+               serving->loaded.step, clock.seconds());
+  return serving;
+}
+
+void ModelHolder::load_initial() {
+  auto serving = load(spec_.checkpoint_path);
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  current_ = std::move(serving);
+}
+
+ReloadResult ModelHolder::reload() {
+  std::lock_guard<std::mutex> reloading(reload_mutex_);
+  const auto serving = current();
+  if (!serving) throw Error("no model is loaded yet");
+  ReloadResult result;
+  result.previous_step = serving->loaded.step;
+  const std::string dir = fs::path(serving->loaded.checkpoint).parent_path().string();
+  const std::string newest = latest_checkpoint(dir.empty() ? "." : dir);
+  if (newest.empty())
+    throw Error("no checkpoint (model.ckpt-N.pt) left in " + dir + "; still serving " +
+                serving->loaded.checkpoint);
+  if (fs::path(newest) == fs::path(serving->loaded.checkpoint)) {
+    result.checkpoint = newest;
+    result.step = serving->loaded.step;
+    return result;
+  }
+  std::shared_ptr<const ServingModel> fresh;
+  try {
+    fresh = load(newest);
+  } catch (const std::exception& e) {
+    throw Error("could not load " + newest + ", still serving " + serving->loaded.checkpoint +
+                " (step " + std::to_string(serving->loaded.step) + "): " + e.what());
+  }
+  result.reloaded = true;
+  result.checkpoint = fresh->loaded.checkpoint;
+  result.step = fresh->loaded.step;
+  {
+    std::lock_guard<std::mutex> lock(current_mutex_);
+    current_ = std::move(fresh);
+  }
+  return result;
+}
+
+std::shared_ptr<const ServingModel> ModelHolder::current() const {
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  return current_;
+}
+
+}  // namespace t2t

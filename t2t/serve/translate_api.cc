@@ -1,0 +1,125 @@
+#include "t2t/serve/translate_api.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace t2t {
+
+using nlohmann::json;
+
+namespace {
+
+// An integer field: JSON integers only (not 4.0, not true).
+int64_t integer_field(const json& value, const std::string& name, int64_t low, int64_t high) {
+  if (!value.is_number_integer())
+    throw ApiError(400, "\"" + name + "\" must be an integer, got " + std::string(value.type_name()));
+  // Non-negative integers parse as unsigned, and may not fit an int64_t.
+  const bool out_of_range =
+      value.is_number_unsigned()
+          ? (value.get<uint64_t>() > static_cast<uint64_t>(high) ||
+             value.get<uint64_t>() < static_cast<uint64_t>(std::max<int64_t>(low, 0)))
+          : (value.get<int64_t>() < low || value.get<int64_t>() > high);
+  if (out_of_range)
+    throw ApiError(400, "\"" + name + "\" must be between " + std::to_string(low) + " and " +
+                            std::to_string(high) + ", got " + value.dump());
+  return value.get<int64_t>();
+}
+
+}  // namespace
+
+TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits) {
+  json doc;
+  try {
+    doc = json::parse(body);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message names the byte and what it expected; invalid UTF-8
+    // inside a string is reported here too.
+    throw ApiError(400, std::string("the body is not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object())
+    throw ApiError(400, "the body must be a JSON object such as {\"text\": [\"Hello.\"]}, got " +
+                            std::string(doc.type_name()));
+  TranslateRequest request;
+  bool has_text = false;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "text") {
+      if (!value.is_array())
+        throw ApiError(400, "\"text\" must be an array of strings, got " +
+                                std::string(value.type_name()));
+      if (value.empty()) throw ApiError(400, "\"text\" is empty: give at least one sentence");
+      if (static_cast<int64_t>(value.size()) > limits.max_request_sentences)
+        throw ApiError(413, "\"text\" has " + std::to_string(value.size()) +
+                                " sentences, more than this server takes in one request (" +
+                                std::to_string(limits.max_request_sentences) +
+                                ", --max_request_sentences): split it");
+      request.texts.reserve(value.size());
+      for (size_t i = 0; i < value.size(); ++i) {
+        if (!value[i].is_string())
+          throw ApiError(400, "\"text\"[" + std::to_string(i) + "] must be a string, got " +
+                                  std::string(value[i].type_name()));
+        request.texts.push_back(value[i].get<std::string>());
+      }
+      has_text = true;
+    } else if (key == "beam_size") {
+      request.beam_size = integer_field(value, key, 1, limits.max_beam_size);
+    } else if (key == "n_best") {
+      request.n_best = integer_field(value, key, 1, limits.max_beam_size);
+    } else if (key == "alpha") {
+      if (!value.is_number())
+        throw ApiError(400, "\"alpha\" must be a number, got " + std::string(value.type_name()));
+      const double alpha = value.get<double>();
+      // The search's early stop holds for alpha >= 0 only (beam_search.h).
+      if (!std::isfinite(alpha) || alpha < 0.0 || alpha > 10.0)
+        throw ApiError(400, "\"alpha\" must be between 0 and 10, got " + value.dump());
+      request.alpha = alpha;
+    } else {
+      throw ApiError(400, "unknown field \"" + key + "\"; the fields are text, beam_size, alpha, "
+                          "n_best");
+    }
+  }
+  if (!has_text)
+    throw ApiError(400, "the field \"text\" is missing: give {\"text\": [\"a sentence\", ...]}");
+  return request;
+}
+
+SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server) {
+  SearchOptions search = server;
+  if (request.beam_size) search.beam_size = *request.beam_size;
+  if (request.alpha) search.alpha = *request.alpha;
+  const int64_t n_best = request.n_best.value_or(1);
+  if (n_best > search.beam_size)
+    throw ApiError(400, "\"n_best\" is " + std::to_string(n_best) + ", more than the beam size " +
+                            std::to_string(search.beam_size) +
+                            ": a search returns at most beam_size hypotheses");
+  search.num_return = n_best;
+  if (n_best > 1) search.stop_early = false;
+  return search;
+}
+
+std::string translate_response(const std::vector<Translation>& translations, int64_t n_best,
+                               int64_t model_step) {
+  json texts = json::array(), scores = json::array();
+  for (const Translation& t : translations) {
+    if (n_best <= 1) {
+      texts.push_back(t.texts.empty() ? "" : t.texts[0]);
+      scores.push_back(t.scores.empty() ? 0.0 : t.scores[0]);
+    } else {
+      texts.push_back(t.texts);
+      scores.push_back(t.scores);
+    }
+  }
+  nlohmann::ordered_json out;  // in the order the API documents
+  out["translations"] = std::move(texts);
+  out["scores"] = std::move(scores);
+  out["model_step"] = model_step;
+  // A model may produce bytes that are not UTF-8 (a byte-level vocabulary
+  // cut mid-character): replace them rather than fail the request.
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string error_body(const std::string& message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace t2t

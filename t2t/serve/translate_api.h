@@ -1,0 +1,60 @@
+// The server's JSON: what POST /v1/translate accepts, checked field by
+// field so that a bad request is told exactly what is wrong, and what it
+// answers. Free of LibTorch and of HTTP: the tests feed it bodies directly.
+//
+//   request:  {"text": ["...", ...], "beam_size": 4, "alpha": 0.6, "n_best": 1}
+//             text is required; the rest default to the server's settings.
+//   answer:   {"translations": ["...", ...], "scores": [..], "model_step": N}
+//             in the order of "text"; with n_best > 1 each entry is a list
+//             of up to n_best hypotheses (best first) and their scores.
+//   error:    {"error": "what is wrong"}
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "t2t/decode/search_options.h"
+#include "t2t/decode/translation.h"
+
+namespace t2t {
+
+// A request the server cannot take, with the HTTP status to answer.
+struct ApiError : std::runtime_error {
+  ApiError(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+struct TranslateLimits {
+  int64_t max_request_sentences = 64;  // over: 413
+  int64_t max_beam_size = 16;          // over: 400
+};
+
+struct TranslateRequest {
+  std::vector<std::string> texts;
+  std::optional<int64_t> beam_size;
+  std::optional<double> alpha;
+  std::optional<int64_t> n_best;
+};
+
+// Parses and checks a request body. Throws ApiError: 400 for a body that is
+// not JSON (invalid UTF-8 included), not an object, with a field of the
+// wrong type or out of range, or an unknown field; 413 for more sentences
+// than max_request_sentences.
+TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits);
+
+// The server's search with the request's options on top. n_best above 1
+// turns T2T's stop_early off, as return_beams does in t2t-decoder, so that
+// the lower hypotheses are settled too. Throws ApiError (400) when n_best
+// exceeds the beam size in effect.
+SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server);
+
+std::string translate_response(const std::vector<Translation>& translations, int64_t n_best,
+                               int64_t model_step);
+
+// {"error": message}
+std::string error_body(const std::string& message);
+
+}  // namespace t2t

@@ -1,0 +1,498 @@
+#include "t2t/serve/translation_server.h"
+
+#include <ATen/Parallel.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/serve/api_keys.h"
+#include "t2t/serve/model_holder.h"
+#include "t2t/serve/serve_metrics.h"
+
+namespace t2t {
+
+namespace {
+
+// A signal handler may only do async-signal-safe things: it writes the
+// signal's number to a pipe, and a thread reads it.
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig) {
+  const char c = static_cast<char>(sig);
+  const int saved = errno;
+  [[maybe_unused]] const ssize_t n = ::write(g_signal_pipe[1], &c, 1);
+  errno = saved;
+}
+
+const char* const kEndpoints =
+    "POST /v1/translate, POST /v1/reload, GET /health, GET /ready, GET /metrics";
+
+// The path as a metrics label: the known ones, else "other", so that
+// clients probing random paths cannot grow the label set.
+std::string path_label(const std::string& path) {
+  for (const char* known : {"/v1/translate", "/v1/reload", "/health", "/ready", "/metrics"})
+    if (path == known) return path;
+  return "other";
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" ||
+         host.rfind("127.", 0) == 0;
+}
+
+class Server {
+ public:
+  Server(const ServerConfig& config, ModelHolder& models)
+      : config_(config), models_(models), queue_(config.batching) {
+    if (!config_.api_key_file.empty()) keys_ = ApiKeys::from_file(config_.api_key_file);
+    setup_http();
+  }
+
+  int run();
+
+ private:
+  void setup_http();
+  void translate(const httplib::Request& req, httplib::Response& res);
+  void reload(const std::string& body, httplib::Response& res);
+  void ready(httplib::Response& res);
+  void answer(httplib::Response& res, int status, const std::string& json);
+  void answer_error(httplib::Response& res, int status, const std::string& message);
+
+  void worker_loop();
+  void decode(SentenceBatch& batch);
+  void watch_loop();
+  void install_signal_handlers();
+  void request_stop(const std::string& why);
+  int drain_and_stop(std::thread& listener);
+
+  const ServerConfig config_;
+  ModelHolder& models_;
+  ApiKeys keys_;
+  BatchQueue queue_;
+  ServeMetrics metrics_;
+  httplib::Server http_;
+  std::vector<std::thread> workers_;
+  std::thread signal_thread_, watch_thread_;
+  int listen_socket_ = -1;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<int64_t> request_ids_{0};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_changed_;
+  bool stop_requested_ = false;
+  bool finished_ = false;  // tells the watcher and signal threads to end
+  std::string stop_reason_;
+};
+
+void Server::answer(httplib::Response& res, int status, const std::string& json) {
+  res.status = status;
+  res.set_content(json, "application/json");
+}
+
+void Server::answer_error(httplib::Response& res, int status, const std::string& message) {
+  // 503 always means "try again": the queue is full, the model is loading,
+  // or the server is stopping (then another replica should answer).
+  if (status == 503) res.set_header("Retry-After", "1");
+  answer(res, status, error_body(message));
+}
+
+void Server::setup_http() {
+  http_.new_task_queue = [n = config_.http_threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(std::max(1, n)));
+  };
+  http_.set_payload_max_length(static_cast<size_t>(config_.max_request_bytes));
+  http_.set_tcp_nodelay(true);  // answers are small: do not hold them back
+  // httplib's default also sets SO_REUSEPORT, which lets a second server
+  // bind the same port and silently share its traffic: keep SO_REUSEADDR
+  // only (a restart may reuse a port in TIME_WAIT). Remember the socket to
+  // widen its backlog after binding.
+  http_.set_socket_options([this](int sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_socket_ = sock;
+  });
+  http_.set_keep_alive_max_count(100000);
+  http_.set_read_timeout(10, 0);  // a client that stops sending mid-request is dropped
+  http_.set_write_timeout(10, 0);
+
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // Probes stay open so that an orchestrator needs no key.
+    if (!keys_.enabled() || req.path == "/health" || req.path == "/ready")
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (keys_.allows(req.get_header_value("Authorization")))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("WWW-Authenticate", "Bearer");
+    answer_error(res, 401, "missing or wrong API key: send the header 'Authorization: Bearer KEY' "
+                           "with a key of the server's --api_key_file");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;  // our own errors carry their message
+    std::string message;
+    switch (res.status) {
+      case 404: message = "no endpoint " + req.method + " " + req.path + "; the endpoints are " +
+                          kEndpoints; break;
+      case 413: message = "the request body is larger than this server takes "
+                          "(--max_request_bytes): split the request"; break;
+      case 400: message = "the HTTP request could not be read: it is malformed, or a POST "
+                          "without Content-Length"; break;
+      default: message = "HTTP status " + std::to_string(res.status);
+    }
+    res.set_content(error_body(message), "application/json");
+  });
+  http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    metrics_.request_done(path_label(req.path), res.status);
+  });
+  http_.set_exception_handler(
+      [this](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+        std::string what = "unknown error";
+        try {
+          if (error) std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("internal error: {}", what);
+        answer_error(res, 500, "internal error: " + what);
+      });
+  // Method and path, never bodies: texts appear in the log only with
+  // --log_requests.
+  http_.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::debug("{} {} {} ({} bytes in, {} out)", req.method, req.path, res.status,
+                  req.body.size(), res.body.size());
+  });
+
+  http_.Post("/v1/translate", [this](const httplib::Request& req, httplib::Response& res) {
+    translate(req, res);
+  });
+  // With a content reader httplib leaves the body to the handler, so that
+  // a bare "curl -X POST" (no Content-Length) is not refused as malformed.
+  http_.Post("/v1/reload", [this](const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& read_content) {
+    std::string body;
+    if (req.has_header("Content-Length") || req.get_header_value("Transfer-Encoding") == "chunked")
+      read_content([&](const char* data, size_t size) {
+        body.append(data, size);
+        return body.size() <= 4096;
+      });
+    reload(body, res);
+  });
+  http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    answer(res, 200, nlohmann::json{{"status", "alive"}}.dump());
+  });
+  http_.Get("/ready", [this](const httplib::Request&, httplib::Response& res) { ready(res); });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.prometheus_text(queue_.depth(), in_flight_),
+                    "text/plain; version=0.0.4");
+  });
+  for (const char* path : {"/v1/translate", "/v1/reload"})
+    http_.Get(path, [path](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content(error_body(std::string(path) + " takes POST"), "application/json");
+    });
+}
+
+void Server::ready(httplib::Response& res) {
+  const auto model = models_.current();
+  if (stopping_) return answer_error(res, 503, "stopping");
+  if (!model) return answer_error(res, 503, "loading the model");
+  answer(res, 200, nlohmann::json{{"status", "ready"},
+                                  {"checkpoint", model->loaded.checkpoint},
+                                  {"model_step", model->loaded.step}}
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void Server::translate(const httplib::Request& req, httplib::Response& res) {
+  const Stopwatch clock;
+  ++in_flight_;
+  struct Leave {
+    std::atomic<int64_t>& count;
+    ~Leave() { --count; }
+  } leave{in_flight_};
+  const int64_t id = ++request_ids_;
+  try {
+    if (stopping_) throw ApiError(503, "the server is stopping and takes no new requests");
+    const auto model = models_.current();
+    if (!model) throw ApiError(503, "the model is still loading; GET /ready answers 200 once it is");
+    const TranslateRequest request = parse_translate_request(req.body, config_.limits);
+    const SearchOptions search = request_search(request, model->decoder->options().search);
+    std::vector<std::vector<int64_t>> sources;
+    sources.reserve(request.texts.size());
+    for (size_t i = 0; i < request.texts.size(); ++i) {
+      std::vector<int64_t> ids = model->decoder->encode_text(request.texts[i]);
+      if (static_cast<int64_t>(ids.size()) > config_.max_input_tokens)
+        throw ApiError(413, "\"text\"[" + std::to_string(i) + "] is " + std::to_string(ids.size()) +
+                                " tokens long (EOS included), more than this server takes "
+                                "(--max_input_tokens=" + std::to_string(config_.max_input_tokens) +
+                                "): split it");
+      if (!ids.empty())
+        ids = model->decoder->fit_source(std::move(ids),
+                                         "request " + std::to_string(id) + " text " +
+                                             std::to_string(i));
+      sources.push_back(std::move(ids));
+    }
+    auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model);
+    switch (queue_.submit(pending)) {
+      case BatchQueue::Admission::kQueued: break;
+      case BatchQueue::Admission::kFull:
+        throw ApiError(503, "the queue is full (" + std::to_string(queue_.depth()) +
+                                " sentences waiting, --max_queue=" +
+                                std::to_string(config_.batching.max_queue) + "): retry later");
+      case BatchQueue::Admission::kClosed:
+        throw ApiError(503, "the server is stopping and takes no new requests");
+    }
+    if (!pending->wait())
+      throw ApiError(stopping_ ? 503 : 500, pending->error());
+    const int64_t n_best = search.num_return;
+    answer(res, 200, translate_response(pending->translations(), n_best, model->loaded.step));
+    metrics_.translate_latency(clock.seconds());
+    if (config_.log_requests) {
+      for (size_t i = 0; i < request.texts.size(); ++i) {
+        const auto& texts = pending->translations()[i].texts;
+        spdlog::info("request {} text {}: {} => {}", id, i, request.texts[i],
+                     texts.empty() ? "" : texts[0]);
+      }
+    }
+  } catch (const ApiError& e) {
+    answer_error(res, e.status, e.what());
+    if (config_.log_requests)
+      spdlog::info("request {}: {} {}", id, e.status, e.what());
+  }
+}
+
+void Server::reload(const std::string& body, httplib::Response& res) {
+  // The body may be empty or {}: the checkpoint is always the newest beside
+  // the serving one, never a path a client names.
+  if (!body.empty()) {
+    const auto doc = nlohmann::json::parse(body, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.empty())
+      return answer_error(res, 400, "POST /v1/reload takes no options: send an empty body or {}");
+  }
+  if (!models_.current()) return answer_error(res, 503, "the model is still loading");
+  try {
+    const ReloadResult r = models_.reload();
+    metrics_.reload_done(true);
+    metrics_.model_loaded(r.step);
+    if (r.reloaded)
+      spdlog::info("reloaded: now serving {} (step {}, was step {})", r.checkpoint, r.step,
+                   r.previous_step);
+    answer(res, 200, nlohmann::json{{"reloaded", r.reloaded},
+                                    {"checkpoint", r.checkpoint},
+                                    {"model_step", r.step},
+                                    {"previous_step", r.previous_step}}
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } catch (const std::exception& e) {
+    metrics_.reload_done(false);
+    spdlog::warn("reload failed: {}", e.what());
+    answer_error(res, 500, e.what());
+  }
+}
+
+void Server::worker_loop() {
+  // OpenMP's thread count is per thread: each worker sets its own.
+  at::set_num_threads(std::max(1, config_.threads / std::max(1, config_.workers)));
+  while (auto batch = queue_.next_batch()) decode(*batch);
+}
+
+void Server::decode(SentenceBatch& batch) {
+  std::vector<std::vector<int64_t>> sources;
+  sources.reserve(batch.items.size());
+  for (const BatchItem& item : batch.items)
+    sources.push_back(item.request->sources()[item.index]);
+  std::vector<int64_t> rows(sources.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  try {
+    DecodeCounts counts;
+    auto results = batch.model->decoder->decode_batch(sources, rows, batch.search, &counts);
+    for (size_t i = 0; i < batch.items.size(); ++i)
+      batch.items[i].request->complete(batch.items[i].index, std::move(results[i]));
+    metrics_.batch_done(static_cast<int64_t>(sources.size()), counts.output_tokens);
+  } catch (const std::exception& e) {
+    spdlog::error("decoding a batch of {} sentences failed: {}", sources.size(), e.what());
+    for (const BatchItem& item : batch.items)
+      item.request->fail(std::string("decoding failed: ") + e.what());
+  }
+}
+
+void Server::watch_loop() {
+  const auto period = std::chrono::duration<double>(config_.watch_checkpoints_s);
+  std::string failed;  // a checkpoint that would not load is tried again only once replaced
+  std::filesystem::file_time_type failed_time;
+  std::unique_lock<std::mutex> lock(stop_mutex_);
+  while (!stop_changed_.wait_for(lock, period, [&] { return stop_requested_ || finished_; })) {
+    lock.unlock();
+    const auto model = models_.current();
+    const std::string dir = std::filesystem::path(model->loaded.checkpoint).parent_path().string();
+    const std::string newest = latest_checkpoint(dir);
+    std::error_code ec;
+    const auto newest_time = std::filesystem::last_write_time(newest, ec);
+    if (!newest.empty() && newest != model->loaded.checkpoint &&
+        !(newest == failed && newest_time == failed_time)) {
+      try {
+        const ReloadResult r = models_.reload();
+        metrics_.reload_done(true);
+        metrics_.model_loaded(r.step);
+        if (r.reloaded)
+          spdlog::info("--watch_checkpoints: now serving {} (step {}, was step {})", r.checkpoint,
+                       r.step, r.previous_step);
+      } catch (const std::exception& e) {
+        failed = newest;
+        failed_time = newest_time;
+        metrics_.reload_done(false);
+        spdlog::warn("--watch_checkpoints: {}", e.what());
+      }
+    }
+    lock.lock();
+  }
+}
+
+void Server::install_signal_handlers() {
+  if (g_signal_pipe[0] < 0 && ::pipe(g_signal_pipe) != 0)
+    throw Error(std::string("cannot create the signal pipe: ") + std::strerror(errno));
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is an error return, not a kill
+  signal_thread_ = std::thread([this] {
+    for (;;) {
+      char c = 0;
+      const ssize_t n = ::read(g_signal_pipe[0], &c, 1);
+      if (n < 0 && errno == EINTR) continue;
+      {
+        std::lock_guard<std::mutex> lock(stop_mutex_);
+        if (finished_ || n <= 0) return;
+      }
+      request_stop(c == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+  });
+}
+
+void Server::request_stop(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    if (stop_requested_) return;
+    stop_requested_ = true;
+    stop_reason_ = why;
+  }
+  stop_changed_.notify_all();
+}
+
+int Server::run() {
+  int port = config_.port;
+  if (port == 0) {
+    port = http_.bind_to_any_port(config_.host);
+  } else if (!http_.bind_to_port(config_.host, port)) {
+    port = -1;
+  }
+  // httplib listens with a backlog of 5: a burst of clients connecting at
+  // once would see connections dropped and retried a second later. Listening
+  // again on the bound socket widens the backlog.
+  if (port >= 0 && listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
+  if (port < 0)
+    throw Error("cannot listen on " + config_.host + ":" + std::to_string(config_.port) +
+                ": the port is in use or the address is not this machine's; choose another "
+                "--port (0 picks a free one) or --host");
+  const std::string host =
+      config_.host.find(':') != std::string::npos ? "[" + config_.host + "]" : config_.host;
+  spdlog::info("listening on http://{}:{} ({})", host, port, kEndpoints);
+  if (!is_loopback(config_.host))
+    spdlog::warn("--host={} accepts connections from other machines{}", config_.host,
+                 keys_.enabled() ? "" : " and no --api_key_file is set: anyone who reaches it "
+                                        "can translate and reload");
+  install_signal_handlers();
+  std::thread listener([this] {
+    if (!http_.listen_after_bind()) spdlog::error("the HTTP listener stopped with an error");
+  });
+
+  try {
+    models_.load_initial();
+  } catch (...) {
+    stopping_ = true;
+    http_.stop();
+    listener.join();
+    {
+      std::lock_guard<std::mutex> lock(stop_mutex_);
+      finished_ = true;
+    }
+    on_signal(0);  // wakes the signal thread so that it ends
+    signal_thread_.join();
+    throw;
+  }
+  const auto model = models_.current();
+  metrics_.model_loaded(model->loaded.step);
+  for (int w = 0; w < std::max(1, config_.workers); ++w)
+    workers_.emplace_back([this] { worker_loop(); });
+  if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
+  const auto& search = model->decoder->options().search;
+  spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences "
+               "or {} ms, {} decoding at once",
+               model->loaded.checkpoint, model->loaded.step, models_.spec().device.str(),
+               search.beam_size, search.alpha, config_.batching.max_batch_size,
+               config_.batching.max_delay.count() / 1000.0, std::max(1, config_.workers));
+  return drain_and_stop(listener);
+}
+
+int Server::drain_and_stop(std::thread& listener) {
+  {
+    std::unique_lock<std::mutex> lock(stop_mutex_);
+    stop_changed_.wait(lock, [&] { return stop_requested_; });
+  }
+  stopping_ = true;
+  spdlog::info("{}: taking no new requests; finishing {} requests ({} sentences queued), for at "
+               "most {} s (--shutdown_timeout)",
+               stop_reason_, in_flight_.load(), queue_.depth(), config_.shutdown_timeout_s);
+  http_.stop();
+  queue_.close();  // workers take what is left without waiting for company
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(config_.shutdown_timeout_s);
+  while (in_flight_ > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (in_flight_ > 0) {
+    const int64_t dropped = queue_.cancel_waiting(
+        "the server stopped before translating this request (--shutdown_timeout)");
+    spdlog::warn("--shutdown_timeout={} s passed: {} queued sentences were answered 503",
+                 config_.shutdown_timeout_s, dropped);
+  }
+  listener.join();  // the HTTP threads end once their answers are written
+  for (auto& w : workers_) w.join();
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    finished_ = true;
+  }
+  stop_changed_.notify_all();
+  if (watch_thread_.joinable()) watch_thread_.join();
+  on_signal(0);
+  signal_thread_.join();
+  spdlog::info("stopped after {} translate requests", request_ids_.load());
+  return 0;
+}
+
+}  // namespace
+
+int serve(const ServerConfig& config, ModelHolder& models) {
+  Server server(config, models);
+  return server.run();
+}
+
+}  // namespace t2t

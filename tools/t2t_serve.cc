@@ -1,0 +1,171 @@
+// t2t-serve: a trained model behind an HTTP/JSON endpoint, with the
+// decoder's model flags. The server is in t2t/serve/; this file maps flags
+// onto it.
+#include <ATen/Parallel.h>
+
+#include <climits>
+#include <iostream>
+
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/runtime.h"
+#include "t2t/data/problem.h"
+#include "t2t/decode/decoder.h"
+#include "t2t/decode/parallel_batches.h"
+#include "t2t/serve/model_holder.h"
+#include "t2t/serve/translation_server.h"
+#include "tools/cli_common.h"
+
+namespace {
+
+using t2t::cli::UsageError;
+
+void add_server_flags(cxxopts::Options& options) {
+  using cxxopts::value;
+  options.add_options("Server")
+      ("host", "Address to listen on. The default answers this machine only; 0.0.0.0 opens the "
+       "server to the network (then use --api_key_file).",
+       value<std::string>()->default_value("127.0.0.1"))
+      ("port", "TCP port; 0 picks a free one (the log names it).",
+       value<int>()->default_value("8080"))
+      ("max_batch_size", "Most sentences decoded in one batch. Sentences of concurrent requests "
+       "that share search options are batched together, closest in length first.",
+       value<int64_t>()->default_value("32"))
+      ("max_batch_delay_ms", "How long the oldest waiting sentence may wait for others to fill "
+       "its batch. Higher: fuller batches under load; lower: less latency when idle.",
+       value<double>()->default_value("5"))
+      ("max_queue", "Most sentences waiting; a request that would go beyond gets 503 with "
+       "Retry-After.", value<int64_t>()->default_value("1024"))
+      ("max_request_sentences", "Most sentences in one request; more gets 413.",
+       value<int64_t>()->default_value("64"))
+      ("max_input_tokens", "Most subword tokens in one sentence, EOS included; more gets 413.",
+       value<int64_t>()->default_value("256"))
+      ("max_request_bytes", "Largest request body; larger gets 413.",
+       value<int64_t>()->default_value("1048576"))
+      ("max_beam_size", "Largest beam_size (and n_best) a request may ask for.",
+       value<int64_t>()->default_value("16"))
+      ("api_key_file", "File of API keys, one a line: every request except GET /health and "
+       "/ready must then carry 'Authorization: Bearer KEY' (else 401).",
+       value<std::string>()->default_value(""))
+      ("http_threads", "Connections served at once; more wait for a free one. Each request in "
+       "flight holds one while its sentences are decoded.",
+       value<int>()->default_value("128"))
+      ("shutdown_timeout", "On SIGTERM or SIGINT, seconds to finish queued requests before "
+       "answering the rest 503 and exiting.", value<double>()->default_value("30"))
+      ("watch_checkpoints", "Every this many seconds, load the newest checkpoint beside the "
+       "serving one if there is a newer one. 0: only on POST /v1/reload.",
+       value<double>()->default_value("0"))
+      ("log_requests", "Log every request's texts and translations (off: texts never reach the "
+       "log).");
+}
+
+// --decode_hparams keys that shape t2t-decoder's files, not a server's
+// answers: refused rather than silently ignored.
+void refuse_file_decode_hparams(const std::string& decode_hparams) {
+  t2t::HParams given = t2t::default_decode_hparams();
+  given.parse(decode_hparams, "--decode_hparams");
+  const t2t::HParams defaults = t2t::default_decode_hparams();
+  const std::pair<const char*, const char*> keys[] = {
+      {"batch_size", "use --max_batch_size"},
+      {"return_beams", "a request asks for several hypotheses with \"n_best\""},
+      {"write_beam_scores", "answers always carry \"scores\""},
+      {"num_samples", "it applies to decoding the dev split"},
+      {"delimiter", "each request's \"text\" is a list"}};
+  for (const auto& [key, instead] : keys)
+    if (t2t::hvalue_to_string(given.value(key)) != t2t::hvalue_to_string(defaults.value(key)))
+      throw UsageError(std::string("--decode_hparams ") + key + " does not apply to t2t-serve: " +
+                       instead);
+}
+
+int64_t positive(const cxxopts::ParseResult& flags, const std::string& name) {
+  const int64_t v = flags[name].as<int64_t>();
+  if (v < 1) throw UsageError("--" + name + "=" + std::to_string(v) + " must be at least 1");
+  return v;
+}
+
+int serve(const cxxopts::ParseResult& flags) {
+  using t2t::cli::required;
+  const std::string problem_name = required(flags, "problem", "--problem=translate_enzh_sample");
+  const std::string model_name = required(flags, "model", "--model=transformer");
+  const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
+  const std::string data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
+
+  t2t::ServerConfig config;
+  config.host = flags["host"].as<std::string>();
+  config.port = flags["port"].as<int>();
+  if (config.port < 0 || config.port > 65535)
+    throw UsageError("--port=" + std::to_string(config.port) + " is not a TCP port (0..65535)");
+  config.batching.max_batch_size = positive(flags, "max_batch_size");
+  const double delay_ms = flags["max_batch_delay_ms"].as<double>();
+  if (!(delay_ms >= 0 && delay_ms <= 60000))
+    throw UsageError("--max_batch_delay_ms must be between 0 and 60000");
+  config.batching.max_delay = std::chrono::microseconds(static_cast<int64_t>(delay_ms * 1000));
+  config.batching.max_queue = positive(flags, "max_queue");
+  config.limits.max_request_sentences = positive(flags, "max_request_sentences");
+  config.limits.max_beam_size = positive(flags, "max_beam_size");
+  config.max_input_tokens = positive(flags, "max_input_tokens");
+  config.max_request_bytes = positive(flags, "max_request_bytes");
+  if (config.limits.max_request_sentences > config.batching.max_queue)
+    throw UsageError("--max_request_sentences is larger than --max_queue: such a request could "
+                     "never be queued");
+  config.http_threads = flags["http_threads"].as<int>();
+  if (config.http_threads < 1) throw UsageError("--http_threads must be at least 1");
+  config.api_key_file = flags["api_key_file"].as<std::string>();
+  config.log_requests = flags.count("log_requests") > 0;
+  config.shutdown_timeout_s = flags["shutdown_timeout"].as<double>();
+  if (!(config.shutdown_timeout_s >= 0)) throw UsageError("--shutdown_timeout must be >= 0");
+  config.watch_checkpoints_s = flags["watch_checkpoints"].as<double>();
+  if (!(config.watch_checkpoints_s >= 0)) throw UsageError("--watch_checkpoints must be >= 0");
+
+  const std::string decode_hparams = flags["decode_hparams"].as<std::string>();
+  refuse_file_decode_hparams(decode_hparams);
+  t2t::ModelSpec spec;
+  spec.options = t2t::cli::decoding_options(flags);
+  if (spec.options.search.beam_size > config.limits.max_beam_size)
+    throw UsageError("--decode_hparams beam_size=" + std::to_string(spec.options.search.beam_size) +
+                     " is above --max_beam_size=" + std::to_string(config.limits.max_beam_size));
+  spec.hparams = t2t::cli::run_hparams(flags, output_dir);
+  spec.device = torch::Device(t2t::resolve_device(flags["device"].as<std::string>()));
+  spec.quantize = flags["quantize"].as<std::string>();
+  t2t::check_quantize_mode(spec.quantize, spec.device);
+  spec.problem = t2t::create_problem(problem_name);
+  spec.model_name = model_name;
+  spec.data_dir = data_dir;
+  spec.output_dir = output_dir;
+  spec.checkpoint_path = flags["checkpoint_path"].as<std::string>();
+
+  // As t2t-decoder: on the CPU, batches decoded side by side, one a thread
+  // by default; on a GPU one at a time.
+  config.threads = at::get_num_threads();
+  config.workers = spec.device.is_cpu()
+                       ? t2t::parallel_batches(spec.options.parallel_batches, config.threads, INT_MAX)
+                       : 1;
+  spdlog::info("{}", t2t::runtime_summary());
+  spdlog::info("problem {}, model {}, device {}{}", problem_name, model_name, spec.device.str(),
+               spec.quantize == "none" ? "" : ", " + spec.quantize + " weights");
+  t2t::ModelHolder models(std::move(spec));
+  return t2t::serve(config, models);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options(
+      "t2t-serve",
+      "Serves a trained model over HTTP/JSON, batching the sentences of concurrent requests:\n"
+      "  t2t-serve --problem=translate_enzh_wmt32k --model=transformer --data_dir=D \\\n"
+      "    --output_dir=O --port=8080\n"
+      "  curl -s localhost:8080/v1/translate -d '{\"text\": [\"Hello world.\"]}'\n"
+      "Endpoints: POST /v1/translate {\"text\": [...], \"beam_size\": 4, \"alpha\": 0.6, "
+      "\"n_best\": 1}\n"
+      "  -> {\"translations\": [...], \"scores\": [...], \"model_step\": N};\n"
+      "  POST /v1/reload (the newest checkpoint beside the serving one), GET /health, GET /ready,\n"
+      "  GET /metrics (Prometheus). SIGTERM or SIGINT: finish what is queued, then exit 0.\n");
+  t2t::cli::add_common_flags(options);
+  t2t::cli::add_problem_flags(options);
+  t2t::cli::add_model_flags(options);
+  t2t::cli::add_decoding_flags(options);
+  add_server_flags(options);
+  return t2t::cli::run(argc, argv, options, serve);
+}
