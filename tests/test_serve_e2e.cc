@@ -208,7 +208,7 @@ TEST_CASE("t2t-serve answers each kind of bad request with its status and what i
   ServeProcess server(server_flags(t, "--max_request_sentences=4 --max_queue=4 "
                                       "--max_input_tokens=20 --max_request_bytes=4000 "
                                       "--max_beam_size=4 --max_batch_size=64 "
-                                      "--max_batch_delay_ms=1500"),
+                                      "--max_batch_delay_ms=1500 --batch_quiet_ms=0"),
                       dir / "serve.log");
   INFO(server.log());
   REQUIRE(server.ok());
@@ -432,8 +432,9 @@ TEST_CASE("t2t-serve reloads a newer checkpoint under load and keeps serving thr
 TEST_CASE("SIGTERM during load finishes the queued requests and exits 0", "[serve][e2e]") {
   const auto& t = trained();
   TempDir dir("serve_drain");
-  // Requests pile up: each batch waits up to 400 ms for company.
-  ServeProcess server(server_flags(t, "--max_batch_delay_ms=400 --max_batch_size=64"),
+  // Requests pile up: each batch waits 400 ms for company.
+  ServeProcess server(server_flags(t, "--max_batch_delay_ms=400 --batch_quiet_ms=0 "
+                                      "--max_batch_size=64"),
                       dir / "serve.log");
   INFO(server.log());
   REQUIRE(server.ok());

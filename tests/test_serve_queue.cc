@@ -34,11 +34,13 @@ std::shared_ptr<PendingRequest> request(const std::vector<size_t>& lengths,
   return std::make_shared<PendingRequest>(std::move(sources), search, model);
 }
 
-BatchPolicy policy(int64_t max_batch, std::chrono::microseconds delay, int64_t max_queue = 100) {
+BatchPolicy policy(int64_t max_batch, std::chrono::microseconds delay, int64_t max_queue = 100,
+                   std::chrono::microseconds quiet_gap = 0us) {
   BatchPolicy p;
   p.max_batch_size = max_batch;
   p.max_delay = delay;
   p.max_queue = max_queue;
+  p.quiet_gap = quiet_gap;
   return p;
 }
 
@@ -82,6 +84,24 @@ TEST_CASE("sentences arriving within the delay join the oldest one's batch", "[s
   auto batch = taker.get();
   REQUIRE(batch);
   CHECK(batch->items.size() == 3);
+}
+
+TEST_CASE("a batch goes once arrivals pause for quiet_gap, before max_delay", "[serve]") {
+  BatchQueue queue(policy(8, 10s, 100, 60ms));
+  queue.submit(request({4}));
+  auto taker = std::async(std::launch::async, [&] { return queue.next_batch(); });
+  // Arrivals 30 ms apart keep the batch open; then the pause closes it.
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(30ms);
+    queue.submit(request({5}));
+  }
+  const auto last = std::chrono::steady_clock::now();
+  auto batch = taker.get();
+  const auto after_last = std::chrono::steady_clock::now() - last;
+  REQUIRE(batch);
+  CHECK(batch->items.size() == 4);
+  CHECK(after_last >= 50ms);
+  CHECK(after_last < 5s);
 }
 
 TEST_CASE("the oldest sentence always goes, with those nearest to it in length", "[serve]") {

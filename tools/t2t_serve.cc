@@ -35,6 +35,10 @@ void add_server_flags(cxxopts::Options& options) {
       ("max_batch_delay_ms", "How long the oldest waiting sentence may wait for others to fill "
        "its batch. Higher: fuller batches under load; lower: less latency when idle.",
        value<double>()->default_value("5"))
+      ("batch_quiet_ms", "A batch also goes once no sentence has arrived for this long: "
+       "clients answered together come back in a burst, and waiting past it for "
+       "--max_batch_delay_ms only idles a core. 0: off.",
+       value<double>()->default_value("1"))
       ("max_queue", "Most sentences waiting; a request that would go beyond gets 503 with "
        "Retry-After.", value<int64_t>()->default_value("1024"))
       ("max_request_sentences", "Most sentences in one request; more gets 413.",
@@ -101,6 +105,10 @@ int serve(const cxxopts::ParseResult& flags) {
   if (!(delay_ms >= 0 && delay_ms <= 60000))
     throw UsageError("--max_batch_delay_ms must be between 0 and 60000");
   config.batching.max_delay = std::chrono::microseconds(static_cast<int64_t>(delay_ms * 1000));
+  const double quiet_ms = flags["batch_quiet_ms"].as<double>();
+  if (!(quiet_ms >= 0 && quiet_ms <= 60000))
+    throw UsageError("--batch_quiet_ms must be between 0 and 60000");
+  config.batching.quiet_gap = std::chrono::microseconds(static_cast<int64_t>(quiet_ms * 1000));
   config.batching.max_queue = positive(flags, "max_queue");
   config.limits.max_request_sentences = positive(flags, "max_request_sentences");
   config.limits.max_beam_size = positive(flags, "max_beam_size");

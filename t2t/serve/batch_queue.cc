@@ -69,6 +69,7 @@ BatchQueue::Admission BatchQueue::submit(const std::shared_ptr<PendingRequest>& 
       return Admission::kFull;
     for (size_t index : queued)
       waiting_.push_back(Entry{BatchItem{request, index}, request->sources()[index].size(), now});
+    if (!queued.empty()) last_arrival_ = now;
   }
   changed_.notify_all();
   return Admission::kQueued;
@@ -89,7 +90,8 @@ std::optional<SentenceBatch> BatchQueue::next_batch() {
     }
     const auto now = Clock::now();
     const Entry& oldest = waiting_.front();
-    const auto due = oldest.since + policy_.max_delay;
+    auto due = oldest.since + policy_.max_delay;
+    if (policy_.quiet_gap.count() > 0) due = std::min(due, last_arrival_ + policy_.quiet_gap);
     int64_t joinable = 0;
     for (const Entry& e : waiting_)
       if (can_join(oldest, e) && ++joinable >= policy_.max_batch_size) break;

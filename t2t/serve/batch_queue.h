@@ -26,6 +26,10 @@ struct BatchPolicy {
   int64_t max_batch_size = 32;  // sentences in one batch
   // How long the oldest waiting sentence may wait for others to join it.
   std::chrono::microseconds max_delay{5000};
+  // A batch also goes once no sentence has arrived for this long (0: off):
+  // clients answered together send their next requests in a burst, and
+  // waiting on after the burst only leaves a core idle.
+  std::chrono::microseconds quiet_gap{1000};
   int64_t max_queue = 1024;  // sentences waiting at most; beyond, requests are refused
 };
 
@@ -95,7 +99,7 @@ class BatchQueue {
 
   // Blocks until a batch is due, and takes it: when the sentences that can
   // join the oldest one reach max_batch_size, when the oldest has waited
-  // max_delay, or at once after close(). The oldest sentence always goes
+  // max_delay, when none has arrived for quiet_gap, or at once after close(). The oldest sentence always goes
   // (no request starves); the others are those closest to it in length.
   // Returns nothing once closed and empty.
   std::optional<SentenceBatch> next_batch();
@@ -123,6 +127,7 @@ class BatchQueue {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Entry> waiting_;  // in arrival order
+  Clock::time_point last_arrival_;
   bool closed_ = false;
 };
 

@@ -445,11 +445,12 @@ int Server::run() {
     workers_.emplace_back([this] { worker_loop(); });
   if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
   const auto& search = model->decoder->options().search;
-  spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences "
-               "or {} ms, {} decoding at once",
+  spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences, "
+               "waiting at most {} ms (or {} ms without arrivals), {} decoding at once",
                model->loaded.checkpoint, model->loaded.step, models_.spec().device.str(),
                search.beam_size, search.alpha, config_.batching.max_batch_size,
-               config_.batching.max_delay.count() / 1000.0, std::max(1, config_.workers));
+               config_.batching.max_delay.count() / 1000.0,
+               config_.batching.quiet_gap.count() / 1000.0, std::max(1, config_.workers));
   return drain_and_stop(listener);
 }
 
