@@ -71,16 +71,7 @@ mkdir -p "$WORK"
 
 if [ -z "${RUN_DIR:-}" ]; then
   DATA_DIR=$WORK/data RUN_DIR=$WORK/run
-  if [ ! -f "$RUN_DIR/checkpoint" ]; then
-    bench_require "$BUILD/t2t-datagen" "$BUILD/t2t-trainer"
-    echo "training transformer_tiny on $PROBLEM for $TRAIN_STEPS steps"
-    "$BUILD/t2t-datagen" --problem="$PROBLEM" --data_dir="$DATA_DIR" --tmp_dir="$TATOEBA_DIR" \
-      >"$WORK/datagen.log" 2>&1
-    "$BUILD/t2t-trainer" --problem="$PROBLEM" --model=transformer \
-      --hparams_set=transformer_tiny --hparams_file="$ROOT/configs/hparams/transformer_tiny_cpu.yaml" \
-      --data_dir="$DATA_DIR" --output_dir="$RUN_DIR" --train_steps="$TRAIN_STEPS" \
-      --local_eval_frequency="$TRAIN_STEPS" --eval_steps=2 --random_seed=1 >"$WORK/train.log" 2>&1
-  fi
+  bench_train_tiny "$PROBLEM" "$TATOEBA_DIR" "$TRAIN_STEPS" "$DATA_DIR" "$RUN_DIR" "$WORK"
 fi
 : "${DATA_DIR:?set DATA_DIR with RUN_DIR}"
 MODEL_FLAGS=(--problem="$PROBLEM" --data_dir="$DATA_DIR" --output_dir="$RUN_DIR")

@@ -2,15 +2,11 @@
 
 #include <ATen/Parallel.h>
 #include <httplib.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <numeric>
@@ -25,21 +21,11 @@
 #include "t2t/serve/api_keys.h"
 #include "t2t/serve/model_holder.h"
 #include "t2t/serve/serve_metrics.h"
+#include "t2t/serve/stop_signals.h"
 
 namespace t2t {
 
 namespace {
-
-// A signal handler may only do async-signal-safe things: it writes the
-// signal's number to a pipe, and a thread reads it.
-int g_signal_pipe[2] = {-1, -1};
-
-void on_signal(int sig) {
-  const char c = static_cast<char>(sig);
-  const int saved = errno;
-  [[maybe_unused]] const ssize_t n = ::write(g_signal_pipe[1], &c, 1);
-  errno = saved;
-}
 
 const char* const kEndpoints =
     "POST /v1/translate, POST /v1/reload, GET /health, GET /ready, GET /metrics";
@@ -78,7 +64,6 @@ class Server {
   void worker_loop();
   void decode(SentenceBatch& batch);
   void watch_loop();
-  void install_signal_handlers();
   void request_stop(const std::string& why);
   int drain_and_stop(std::thread& listener);
 
@@ -89,7 +74,8 @@ class Server {
   ServeMetrics metrics_;
   httplib::Server http_;
   std::vector<std::thread> workers_;
-  std::thread signal_thread_, watch_thread_;
+  std::unique_ptr<StopSignals> signals_;
+  std::thread watch_thread_;
   int listen_socket_ = -1;
 
   std::atomic<bool> stopping_{false};
@@ -98,7 +84,7 @@ class Server {
   std::mutex stop_mutex_;
   std::condition_variable stop_changed_;
   bool stop_requested_ = false;
-  bool finished_ = false;  // tells the watcher and signal threads to end
+  bool finished_ = false;  // tells the watcher thread to end
   std::string stop_reason_;
 };
 
@@ -365,29 +351,6 @@ void Server::watch_loop() {
   }
 }
 
-void Server::install_signal_handlers() {
-  if (g_signal_pipe[0] < 0 && ::pipe(g_signal_pipe) != 0)
-    throw Error(std::string("cannot create the signal pipe: ") + std::strerror(errno));
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is an error return, not a kill
-  signal_thread_ = std::thread([this] {
-    for (;;) {
-      char c = 0;
-      const ssize_t n = ::read(g_signal_pipe[0], &c, 1);
-      if (n < 0 && errno == EINTR) continue;
-      {
-        std::lock_guard<std::mutex> lock(stop_mutex_);
-        if (finished_ || n <= 0) return;
-      }
-      request_stop(c == SIGINT ? "SIGINT" : "SIGTERM");
-    }
-  });
-}
-
 void Server::request_stop(const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
@@ -420,7 +383,7 @@ int Server::run() {
     spdlog::warn("--host={} accepts connections from other machines{}", config_.host,
                  keys_.enabled() ? "" : " and no --api_key_file is set: anyone who reaches it "
                                         "can translate and reload");
-  install_signal_handlers();
+  signals_ = std::make_unique<StopSignals>([this](const std::string& name) { request_stop(name); });
   std::thread listener([this] {
     if (!http_.listen_after_bind()) spdlog::error("the HTTP listener stopped with an error");
   });
@@ -431,12 +394,7 @@ int Server::run() {
     stopping_ = true;
     http_.stop();
     listener.join();
-    {
-      std::lock_guard<std::mutex> lock(stop_mutex_);
-      finished_ = true;
-    }
-    on_signal(0);  // wakes the signal thread so that it ends
-    signal_thread_.join();
+    signals_.reset();
     throw;
   }
   const auto model = models_.current();
@@ -483,8 +441,7 @@ int Server::drain_and_stop(std::thread& listener) {
   }
   stop_changed_.notify_all();
   if (watch_thread_.joinable()) watch_thread_.join();
-  on_signal(0);
-  signal_thread_.join();
+  signals_.reset();
   spdlog::info("stopped after {} translate requests", request_ids_.load());
   return 0;
 }
