@@ -502,13 +502,14 @@ TEST_CASE("t2t-serve explains what keeps it from starting", "[serve][e2e]") {
   TempDir dir("serve_start");
   ServeProcess first(server_flags(t, ""), dir / "first.log");
   REQUIRE(first.ok());
-  const std::string serve = "./t2t-serve " + server_flags(t, "");
+  // `timeout`: a server that failed to exit would hang the test otherwise.
+  const std::string serve = "timeout 60 ./t2t-serve " + server_flags(t, "");
   auto r = run_command(serve + " --port=" + std::to_string(first.port()));
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(first.port())));
   CHECK(first.stop() == 0);
 
-  r = run_command("./t2t-serve --problem=translate_enzh_sample --model=transformer "
+  r = run_command("timeout 60 ./t2t-serve --problem=translate_enzh_sample --model=transformer "
                   "--hparams_set=transformer_tiny --data_dir=" + t.data + " --output_dir=" +
                   (dir / "empty") + " --port=0");
   CHECK(r.exit_code == 1);
@@ -516,7 +517,8 @@ TEST_CASE("t2t-serve explains what keeps it from starting", "[serve][e2e]") {
   r = run_command(serve + " --port=0 --max_request_sentences=100 --max_queue=10");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("--max_queue"));
-  r = run_command("./t2t-serve " + t.model_flags() + " --port=0 --decode_hparams=return_beams=true");
+  r = run_command("timeout 60 ./t2t-serve " + t.model_flags() +
+                  " --port=0 --decode_hparams=return_beams=true");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("n_best"));
   r = run_command(serve + " --port=0 --api_key_file=" + (dir / "no-such-file"));

@@ -49,7 +49,11 @@ ReloadResult ModelHolder::reload() {
   if (newest.empty())
     throw Error("no checkpoint (model.ckpt-N.pt) left in " + dir + "; still serving " +
                 serving->loaded.checkpoint);
-  if (fs::path(newest) == fs::path(serving->loaded.checkpoint)) {
+  // The same file, however its path was spelled (--checkpoint_path may
+  // have named it with ./ or a symbolic link).
+  std::error_code ec;
+  if (fs::path(newest) == fs::path(serving->loaded.checkpoint) ||
+      fs::equivalent(newest, serving->loaded.checkpoint, ec)) {
     result.checkpoint = newest;
     result.step = serving->loaded.step;
     return result;

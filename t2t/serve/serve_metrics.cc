@@ -87,7 +87,7 @@ std::string ServeMetrics::prometheus_text(int64_t queue_depth, int64_t in_flight
     out += fmt::format("t2t_http_requests_total{{path=\"{}\",code=\"{}\"}} {}\n", key.first,
                        key.second, count);
   out += "# HELP t2t_translate_latency_seconds Time from receiving a translate request to "
-         "answering it.\n# TYPE t2t_translate_latency_seconds histogram\n";
+         "answering it with its translations.\n# TYPE t2t_translate_latency_seconds histogram\n";
   latency_.write(out, "t2t_translate_latency_seconds");
   out += "# HELP t2t_batch_sentences Sentences per decoded batch.\n"
          "# TYPE t2t_batch_sentences histogram\n";

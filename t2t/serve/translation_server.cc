@@ -66,6 +66,7 @@ class Server {
   void watch_loop();
   void request_stop(const std::string& why);
   int drain_and_stop(std::thread& listener);
+  void stop_http(std::thread& listener);
 
   const ServerConfig config_;
   ModelHolder& models_;
@@ -79,6 +80,7 @@ class Server {
   int listen_socket_ = -1;
 
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> listener_done_{false};
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> request_ids_{0};
   std::mutex stop_mutex_;
@@ -386,14 +388,14 @@ int Server::run() {
   signals_ = std::make_unique<StopSignals>([this](const std::string& name) { request_stop(name); });
   std::thread listener([this] {
     if (!http_.listen_after_bind()) spdlog::error("the HTTP listener stopped with an error");
+    listener_done_ = true;
   });
 
   try {
     models_.load_initial();
   } catch (...) {
     stopping_ = true;
-    http_.stop();
-    listener.join();
+    stop_http(listener);
     signals_.reset();
     throw;
   }
@@ -412,6 +414,15 @@ int Server::run() {
   return drain_and_stop(listener);
 }
 
+void Server::stop_http(std::thread& listener) {
+  // httplib's stop() does nothing until its listener runs: a model that
+  // fails to load at once, or a signal during start-up, comes that early.
+  while (!http_.is_running() && !listener_done_)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  http_.stop();
+  listener.join();  // its threads end once their answers are written
+}
+
 int Server::drain_and_stop(std::thread& listener) {
   {
     std::unique_lock<std::mutex> lock(stop_mutex_);
@@ -421,7 +432,7 @@ int Server::drain_and_stop(std::thread& listener) {
   spdlog::info("{}: taking no new requests; finishing {} requests ({} sentences queued), for at "
                "most {} s (--shutdown_timeout)",
                stop_reason_, in_flight_.load(), queue_.depth(), config_.shutdown_timeout_s);
-  http_.stop();
+  std::thread http_stopper([&] { stop_http(listener); });
   queue_.close();  // workers take what is left without waiting for company
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration<double>(config_.shutdown_timeout_s);
@@ -433,7 +444,7 @@ int Server::drain_and_stop(std::thread& listener) {
     spdlog::warn("--shutdown_timeout={} s passed: {} queued sentences were answered 503",
                  config_.shutdown_timeout_s, dropped);
   }
-  listener.join();  // the HTTP threads end once their answers are written
+  http_stopper.join();
   for (auto& w : workers_) w.join();
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
