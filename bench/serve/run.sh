@@ -146,6 +146,11 @@ echo "t2t-serve ready on $URL (pid $SERVER_PID)"
 TICKS=$(getconf CLK_TCK)
 server_cpu() { awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$SERVER_PID/stat"; }
 
+# Sentences and batches the server has decoded so far, from its /metrics.
+batches() {
+  curl -sf "$URL/metrics" | awk '/^t2t_batch_sentences_(sum|count) / { printf "%s ", $2 }'
+}
+
 RESULTS=$WORK/results.jsonl
 : >"$RESULTS"
 FAILED=0
@@ -156,10 +161,12 @@ for c in $CONCURRENCIES; do
     >/dev/null 2>"$WORK/warmup-c$c.log" \
     || { echo "warm-up at concurrency $c failed:" >&2; cat "$WORK/warmup-c$c.log" >&2; FAILED=1; }
   cpu_before=$(server_cpu)
+  batches_before=$(batches)
   rc=0
   bench_client --concurrency="$c" --requests="$requests" --output="$WORK/serve-c$c.zh" \
     >"$WORK/client-c$c.json" 2>"$WORK/client-c$c.log" || rc=$?
   cpu_after=$(server_cpu)
+  batches_after=$(batches)
   if [ "$rc" != 0 ]; then
     echo "t2t-bench-serve at concurrency $c exited $rc:" >&2
     tail -n 3 "$WORK/client-c$c.log" >&2
@@ -170,7 +177,12 @@ import json, sys
 row = json.loads(sys.stdin.read())
 row.update(exit_status=int(sys.argv[1]), server_cpu_seconds=float(sys.argv[2]) - float(sys.argv[3]),
            output=sys.argv[4])
-print(json.dumps(row))' "$rc" "$cpu_after" "$cpu_before" "$WORK/serve-c$c.zh" >>"$RESULTS" \
+before, after = sys.argv[5].split(), sys.argv[6].split()
+if len(before) == 2 and len(after) == 2:
+    batches = float(after[1]) - float(before[1])
+    row["mean_batch"] = (float(after[0]) - float(before[0])) / batches if batches else 0
+print(json.dumps(row))' "$rc" "$cpu_after" "$cpu_before" "$WORK/serve-c$c.zh" \
+    "$batches_before" "$batches_after" >>"$RESULTS" \
     || { echo "no summary line from t2t-bench-serve at concurrency $c" >&2; FAILED=1; }
   echo "concurrency $c done"
 done

@@ -52,20 +52,21 @@ def main():
           "--batch_quiet_ms=%s; one sentence a request\n" % (
               a.threads, a.beam, a.max_batch_size, a.delay_ms, a.quiet_ms))
     print("| concurrency | sentences/s | / t2t-decoder | / search alone | / concurrency 1 "
-          "| p50 ms | p99 ms | sentences per server CPU-second | client CPU s "
+          "| p50 ms | p99 ms | mean batch | sentences per server CPU-second | client CPU s "
           "| identical to t2t-decoder | failed requests |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: r["concurrency"]):
         rate = r["sentences_per_second"]
         same, covered = identical(reference, r["output"])
         cpu = r.get("server_cpu_seconds", 0)
         failed = sum(r["errors"].values())
         lat = r["latency_ms"]
-        print("| %d | %.1f | %.2f× | %.2f× | %s | %s | %s | %s | %s | %d/%d | %s |" % (
+        print("| %d | %.1f | %.2f× | %.2f× | %s | %s | %s | %s | %s | %s | %d/%d | %s |" % (
             r["concurrency"], rate, rate / offline_rate, rate / search_rate,
             "%.2f×" % (rate / c1) if c1 else "",
             "%.1f" % lat["p50"] if lat["p50"] is not None else "",
             "%.1f" % lat["p99"] if lat["p99"] is not None else "",
+            "%.1f" % r["mean_batch"] if "mean_batch" in r else "",
             "%.0f" % (r["sentences"] / cpu) if cpu > 0 else "",
             "%.2f" % r["client_cpu_seconds"] if "client_cpu_seconds" in r else "",
             same, covered,

@@ -61,17 +61,23 @@ BatchQueue::BatchQueue(BatchPolicy policy) : policy_(policy) {
 
 BatchQueue::Admission BatchQueue::submit(const std::shared_ptr<PendingRequest>& request) {
   const auto now = Clock::now();
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return Admission::kClosed;
     const auto& queued = request->queued();
     if (static_cast<int64_t>(waiting_.size() + queued.size()) > policy_.max_queue)
       return Admission::kFull;
+    // A worker waits without a deadline only on an empty queue, and else
+    // until the batch is due by time: wake it only when that changes, or
+    // when a batch may have filled, not for every sentence of a burst.
+    wake = waiting_.empty() ||
+           static_cast<int64_t>(waiting_.size() + queued.size()) >= policy_.max_batch_size;
     for (size_t index : queued)
       waiting_.push_back(Entry{BatchItem{request, index}, request->sources()[index].size(), now});
     if (!queued.empty()) last_arrival_ = now;
   }
-  changed_.notify_all();
+  if (wake) changed_.notify_all();
   return Admission::kQueued;
 }
 
