@@ -48,12 +48,12 @@ std::vector<std::string> dev_lines(size_t n) {
 
 // t2t-decoder's translations of `lines`, the reference for the server's.
 std::vector<std::string> decoder_reference(const SampleRun& run, const std::vector<std::string>& lines,
-                                           const TempDir& dir) {
+                                           const TempDir& dir, const std::string& extra = "") {
   {
     std::ofstream out(dir / "ref.en");
     for (const auto& l : lines) out << l << "\n";
   }
-  const auto r = run_command(run.decoder(kDecode + " --threads=2 --decode_from_file=" +
+  const auto r = run_command(run.decoder(kDecode + " --threads=2 " + extra + " --decode_from_file=" +
                                          (dir / "ref.en") + " --decode_to_file=" + (dir / "ref.zh")));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
@@ -152,6 +152,23 @@ TEST_CASE("t2t-serve translates as t2t-decoder does, and reports health, readine
   CHECK_THAT(log, Catch::Contains("ready: ") && Catch::Contains("stopped after"));
   // Without --log_requests no text reaches the log.
   CHECK_THAT(log, !Catch::Contains(lines[0]));
+}
+
+TEST_CASE("t2t-serve --quantize=int8 translates as t2t-decoder --quantize=int8 does",
+          "[serve][e2e][int8]") {
+  const auto& t = trained();
+  TempDir dir("serve_int8");
+  const auto lines = dev_lines(24);
+  const auto reference = decoder_reference(t, lines, dir, "--quantize=int8");
+  REQUIRE(reference.size() == lines.size());
+  ServeProcess server(server_flags(t, "--quantize=int8"), dir / "serve.log");
+  INFO(server.log());
+  REQUIRE(server.ok());
+  auto [status, answer] = post(server.port(), "/v1/translate", texts_body(lines));
+  REQUIRE(status == 200);
+  CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
+  CHECK_THAT(server.log(), Catch::Contains("int8 weights"));
+  CHECK(server.stop() == 0);
 }
 
 TEST_CASE("32 concurrent clients each get their own translations, in order", "[serve][e2e]") {
