@@ -69,6 +69,35 @@ TEST_CASE("a checkpoint restores model, optimizer, step and random state", "[che
   CHECK(same_parameters(net, other));
 }
 
+TEST_CASE("a checkpoint keeps each worker's CUDA random state and the fp16 loss scale",
+          "[checkpoint]") {
+  TempDir dir("checkpoint_gpu_state");
+  TinyNet net;
+  t2t::CheckpointMeta meta;
+  meta.step = 3;
+  meta.worker_cuda_rng_states = {std::string("\x01\x00\x02", 3), "second worker"};
+  meta.loss_scale = 16384;
+  meta.loss_scale_good_steps = 1234;
+  const std::string path = t2t::save_checkpoint(dir / "run", net, nullptr, meta, 0);
+  const auto loaded = t2t::load_checkpoint(path, net, nullptr, false);
+  CHECK(loaded.worker_cuda_rng_states == meta.worker_cuda_rng_states);
+  CHECK(loaded.loss_scale == 16384);
+  CHECK(loaded.loss_scale_good_steps == 1234);
+
+  // A run that does not scale its loss saves no scale; an averaged model
+  // (written from tensors) carries no state to resume with.
+  meta.loss_scale = 0;
+  const auto plain = t2t::load_checkpoint(t2t::save_checkpoint(dir / "plain", net, nullptr, meta, 0),
+                                          net, nullptr, false);
+  CHECK(plain.loss_scale == 0);
+  meta.loss_scale = 512;
+  const auto averaged = t2t::load_checkpoint(
+      t2t::save_checkpoint_tensors(dir / "avg", t2t::read_checkpoint_tensors(path, nullptr), meta), net,
+      nullptr, false);
+  CHECK(averaged.worker_cuda_rng_states.empty());
+  CHECK(averaged.loss_scale == 0);
+}
+
 TEST_CASE("checkpoints beyond keep_max are deleted, oldest first", "[checkpoint]") {
   TempDir dir("checkpoint_keep");
   TinyNet net;

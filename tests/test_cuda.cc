@@ -7,10 +7,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "models/transformer.h"
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/batch_reader.h"
@@ -304,4 +307,61 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
   for (size_t i = 0; i < g.size(); ++i) same += g[i] == c[i];
   // Rounding may turn a near-tie the other way in a sentence or two.
   CHECK(same >= g.size() - 3);
+}
+
+TEST_CASE("the CUDA random state comes back from its bytes", "[cuda]") {
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
+  const std::string state = t2t::cuda_rng_state(0);
+  const auto first = torch::rand({16}, torch::kCUDA);
+  t2t::set_cuda_rng_state(0, state);
+  CHECK(torch::equal(torch::rand({16}, torch::kCUDA), first));
+  CHECK_THROWS_WITH(t2t::set_cuda_rng_state(0, "not a state"),
+                    Catch::Contains("could not be restored"));
+}
+
+TEST_CASE("an fp16 CUDA run checkpoints its CUDA random state and loss scale, and resumes them",
+          "[cuda][e2e]") {
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
+  TempDir dir("cuda_resume");
+  const std::string data = dir / "data", out = dir / "run";
+  REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code ==
+          0);
+  auto train = [&](int steps) {
+    return run_command(
+        "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+        "--hparams_set=transformer_tiny --hparams='batch_size=1024' --data_dir=" + data +
+        " --output_dir=" + out + " --train_steps=" + std::to_string(steps) +
+        " --save_checkpoints_steps=20 --local_eval_frequency=1000 --device=cuda "
+        "--mixed_precision=fp16");
+  };
+  auto first = train(20);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(t2t::latest_checkpoint(out), &meta);
+  CHECK(meta.worker_cuda_rng_states.size() == 1);
+  CHECK(meta.loss_scale > 0);
+  auto resumed = train(30);
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK_THAT(resumed.output, Catch::Contains("fp16 loss scale") && Catch::Contains("taken up"));
+}
+
+TEST_CASE("a saved loss scale is taken up only by a step that scales its loss", "[train]") {
+  const t2t::HParams hp = tiny_hparams();
+  auto model = tiny_model(torch::kCPU);
+  auto optimizer = t2t::make_optimizer(*model, hp);
+  t2t::TrainStep plain(*model, *optimizer, hp, torch::kCPU, "none");
+  CHECK_FALSE(plain.scales_loss());
+  CHECK_FALSE(plain.restore_loss_scale(1024, 5));
+  CHECK(plain.loss_scale() == 1.0);
+  CHECK_THROWS_WITH(plain.restore_loss_scale(0, 0), Catch::Contains("cannot be taken up"));
+  CHECK_THROWS_AS(plain.restore_loss_scale(std::nan(""), 0), t2t::Error);
+  if (t2t::cuda_device_count() == 0) return;  // the fp16 half needs a GPU
+  auto gpu = tiny_model(kCuda);
+  auto gpu_opt = t2t::make_optimizer(*gpu, hp);
+  t2t::TrainStep fp16(*gpu, *gpu_opt, hp, kCuda, "fp16");
+  CHECK(fp16.restore_loss_scale(1024, 5));
+  CHECK(fp16.loss_scale() == 1024);
+  CHECK(fp16.loss_scale_good_steps() == 5);
 }

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/string_util.h"
+#include "t2t/cuda/cuda_rng.h"
 
 namespace t2t {
 
@@ -24,6 +26,7 @@ constexpr const char* kSuffix = ".pt";
 constexpr const char* kIndexFile = "checkpoint";
 // Followed by the worker's rank.
 constexpr const char* kWorkerRngPrefix = "meta/worker_rng_state/";
+constexpr const char* kWorkerCudaRngPrefix = "meta/worker_cuda_rng_state/";
 
 // Tensors are stored under "model/<name>"; strings as uint8 tensors, which
 // every LibTorch version reads back unchanged.
@@ -54,6 +57,29 @@ void set_cpu_rng_state(const std::string& state) {
   } catch (const c10::Error& e) {
     throw Error("a saved random generator state could not be restored (" +
                 std::to_string(state.size()) + " bytes): " + e.what_without_backtrace());
+  }
+}
+
+std::string cuda_rng_state(int device) {
+  const auto get = reinterpret_cast<CudaRngState>(cuda_module_symbol(kCudaRngState));
+  std::string state;
+  try {
+    get(device, &state);
+  } catch (const c10::Error& e) {
+    throw Error("cannot read the random state of CUDA device " + std::to_string(device) + ": " +
+                e.what_without_backtrace());
+  }
+  return state;
+}
+
+void set_cuda_rng_state(int device, const std::string& state) {
+  const auto set = reinterpret_cast<SetCudaRngState>(cuda_module_symbol(kSetCudaRngState));
+  try {
+    set(device, state);
+  } catch (const c10::Error& e) {
+    throw Error("a saved CUDA random generator state could not be restored on device " +
+                std::to_string(device) + " (" + std::to_string(state.size()) +
+                " bytes): " + e.what_without_backtrace());
   }
 }
 
@@ -105,6 +131,14 @@ void write_meta(torch::serialize::OutputArchive& archive, const CheckpointMeta& 
   for (size_t rank = 0; rank < meta.worker_rng_states.size(); ++rank)
     archive.write(kWorkerRngPrefix + std::to_string(rank),
                   string_tensor(meta.worker_rng_states[rank]));
+  for (size_t rank = 0; rank < meta.worker_cuda_rng_states.size(); ++rank)
+    archive.write(kWorkerCudaRngPrefix + std::to_string(rank),
+                  string_tensor(meta.worker_cuda_rng_states[rank]));
+  if (meta.loss_scale > 0) {
+    archive.write("meta/loss_scale", torch::tensor(meta.loss_scale, torch::kFloat64));
+    archive.write("meta/loss_scale_good_steps",
+                  torch::tensor(meta.loss_scale_good_steps, torch::kInt64));
+  }
 }
 
 // Saves under the step's name through a temporary file, then points the
@@ -156,6 +190,19 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
     if (!archive.try_read(key, state)) break;
     meta.worker_rng_states.push_back(tensor_string(state));
   }
+  for (;;) {
+    torch::Tensor state;
+    const std::string key =
+        kWorkerCudaRngPrefix + std::to_string(meta.worker_cuda_rng_states.size());
+    if (!archive.try_read(key, state)) break;
+    meta.worker_cuda_rng_states.push_back(tensor_string(state));
+  }
+  torch::Tensor scale, good_steps;
+  if (read("meta/loss_scale", &scale)) {
+    meta.loss_scale = scale.item<double>();
+    if (read("meta/loss_scale_good_steps", &good_steps))
+      meta.loss_scale_good_steps = good_steps.item<int64_t>();
+  }
   return meta;
 }
 
@@ -195,8 +242,12 @@ std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& ten
   // parameters, and the loader treats both kinds alike.
   for (const auto& [name, t] : tensors)
     archive.write("model/" + name, t.detach(), !t.is_floating_point());
+  // An averaged or exported model resumes no run: no random or loss-scale
+  // state goes with it.
   CheckpointMeta without_random_state = meta;
   without_random_state.worker_rng_states.clear();
+  without_random_state.worker_cuda_rng_states.clear();
+  without_random_state.loss_scale = 0;
   write_meta(archive, without_random_state);
   return commit_archive(archive, dir, meta.step);
 }

@@ -34,6 +34,14 @@ struct CheckpointMeta {
   // single process: the file's own random state is that process's). Opaque
   // bytes from cpu_rng_state().
   std::vector<std::string> worker_rng_states;
+  // Each worker's CUDA generator state, by rank, for a run on GPUs (empty
+  // otherwise): dropout there draws from it. Opaque bytes from
+  // cuda_rng_state().
+  std::vector<std::string> worker_cuda_rng_states;
+  // fp16 dynamic loss scaling: the scale, and the overflow-free steps since
+  // it last changed (0 and 0: the run does not scale its loss).
+  double loss_scale = 0;
+  int64_t loss_scale_good_steps = 0;
 };
 
 // The default CPU generator's state as bytes, and back: how workers' random
@@ -41,6 +49,12 @@ struct CheckpointMeta {
 // t2t::Error on bytes that are no such state.
 std::string cpu_rng_state();
 void set_cpu_rng_state(const std::string& state);
+
+// The same for the default generator of CUDA device `device`, through
+// libt2t_cuda.so (cuda_loader.h): t2t::Error when CUDA is not loaded or the
+// bytes are no such state.
+std::string cuda_rng_state(int device);
+void set_cuda_rng_state(int device, const std::string& state);
 
 // Writes <dir>/model.ckpt-<step>.pt and points <dir>/checkpoint at it, then
 // deletes the oldest checkpoints beyond `keep_max` (0: keep all). `optimizer`
@@ -66,7 +80,7 @@ using TensorMap = std::map<std::string, at::Tensor>;
 TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta);
 
 // Writes <dir>/model.ckpt-<meta.step>.pt holding `tensors` as the model,
-// with `meta` but no optimizer or random state, and points <dir>/checkpoint
+// with `meta` but no optimizer, random or loss-scale state, and points <dir>/checkpoint
 // at it. load_checkpoint reads it into a model with those names and shapes.
 // Returns the path written.
 std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& tensors,

@@ -1,5 +1,5 @@
 // The entry points of libt2t_cuda.so, t2t's code that calls LibTorch's CUDA
-// half. libt2t reaches them through cuda_module_symbol() (cuda_loader.h)
+// half (its random generator state: cuda_rng.h). libt2t reaches them through cuda_module_symbol() (cuda_loader.h)
 // once the CUDA half is loaded; nothing links against the module.
 #pragma once
 

@@ -93,6 +93,16 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
 
 TrainStep::~TrainStep() = default;
 
+bool TrainStep::restore_loss_scale(double scale, int64_t good_steps) {
+  if (!(scale > 0) || !std::isfinite(scale) || good_steps < 0)
+    throw Error("a saved fp16 loss scale of " + std::to_string(scale) + " (" +
+                std::to_string(good_steps) + " good steps) cannot be taken up");
+  if (!scaling_) return false;
+  loss_scale_ = scale;
+  good_steps_ = good_steps;
+  return true;
+}
+
 StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   if (micro_batches.empty()) throw Error("TrainStep::run needs at least one batch");
   for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);

@@ -69,8 +69,15 @@ class TrainStep {
   // number of micro-batches.
   StepResult run(const std::vector<Batch>& micro_batches, double lr);
 
-  // fp16 dynamic loss scale (1 when not in use).
+  // fp16 dynamic loss scale (1 when not in use), and the overflow-free
+  // steps since it last changed: what a checkpoint keeps so that a resumed
+  // run scales its loss as an uninterrupted one does.
   double loss_scale() const { return loss_scale_; }
+  int64_t loss_scale_good_steps() const { return good_steps_; }
+  bool scales_loss() const { return scaling_; }
+  // Takes up a saved scale; false (and nothing changes) when this step does
+  // not scale its loss. Throws t2t::Error for a scale that is not positive.
+  bool restore_loss_scale(double scale, int64_t good_steps);
 
  private:
   T2TModel& model_;

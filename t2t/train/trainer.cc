@@ -176,9 +176,29 @@ class TrainingRun {
     CheckpointMeta meta = load_checkpoint(latest_, *model_, optimizer_.get(), true);
     step_ = meta.step;
     saved_random_states_ = std::move(meta.worker_rng_states);
+    saved_loss_scale_ = meta.loss_scale;
+    saved_loss_scale_good_steps_ = meta.loss_scale_good_steps;
     reader_state_ = reader_state_for(meta.reader_state, worker_, latest_);
     spdlog::info("resuming from {} at step {}", latest_, step_);
+    restore_cuda_random_state(meta.worker_cuda_rng_states);
   }
+
+  // Dropout on a GPU draws from its CUDA generator: each worker takes up its
+  // own saved stream, as it does the CPU's. A checkpoint written by another
+  // number of workers (or on the CPU) leaves the generator as seeded, and
+  // synchronize_workers() reseeds every generator then.
+  void restore_cuda_random_state(const std::vector<std::string>& states) {
+    if (!device_.is_cuda() || states.empty()) return;
+    if (static_cast<int>(states.size()) != worker_.world_size) {
+      spdlog::warn("{} holds the CUDA random states of {} worker(s), this run has {}: dropout "
+                   "on the GPU will not repeat an uninterrupted run exactly",
+                   latest_, states.size(), worker_.world_size);
+      return;
+    }
+    set_cuda_rng_state(cuda_index(), states[static_cast<size_t>(worker_.rank)]);
+  }
+
+  int cuda_index() const { return device_.has_index() ? device_.index() : 0; }
 
   void synchronize_workers() {
     // Workers that resumed from different steps would run different numbers
@@ -219,12 +239,15 @@ class TrainingRun {
 
   // Every worker takes part (the chief gathers their input positions and
   // random states); the chief alone writes.
-  void save(const BatchReader& reader) {
+  void save(const BatchReader& reader, const TrainStep& train_step) {
     std::vector<std::string> states{reader.state().to_yaml()};
     std::vector<std::string> random_states;
+    std::vector<std::string> cuda_states;
+    if (device_.is_cuda()) cuda_states.push_back(cuda_rng_state(cuda_index()));
     if (communicator_) {
       states = communicator_->all_gather_strings(states.front());
       random_states = communicator_->all_gather_strings(cpu_rng_state());
+      if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
     }
     if (!chief_) return;
     CheckpointMeta meta;
@@ -232,6 +255,11 @@ class TrainingRun {
     meta.hparams_yaml = hp_.to_yaml();
     meta.reader_state = join_reader_states(states);
     meta.worker_rng_states = std::move(random_states);
+    meta.worker_cuda_rng_states = std::move(cuda_states);
+    if (train_step.scales_loss()) {
+      meta.loss_scale = train_step.loss_scale();
+      meta.loss_scale_good_steps = train_step.loss_scale_good_steps();
+    }
     const std::string path = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
                                              options_.keep_checkpoint_max);
     spdlog::info("saved {}", path);
@@ -312,6 +340,9 @@ class TrainingRun {
     if (options_.mixed_precision != "none")
       spdlog::info("mixed precision: {} autocast{}", options_.mixed_precision,
                    options_.mixed_precision == "fp16" ? " with dynamic loss scaling" : "");
+    if (saved_loss_scale_ > 0 &&
+        train_step.restore_loss_scale(saved_loss_scale_, saved_loss_scale_good_steps_))
+      spdlog::info("fp16 loss scale {} taken up from {}", saved_loss_scale_, latest_);
     if (accumulate > 1)
       spdlog::info("gradient accumulation: one update every {} batches (a step is a batch, as "
                    "in T2T)",
@@ -342,7 +373,7 @@ class TrainingRun {
         progress.log(step_, options_.train_steps, lr, worker_.world_size,
                      train_events ? &*train_events : nullptr);
       if (crossed(step_, accumulate, save_every) || last || save_time_reached(since_save)) {
-        save(reader);
+        save(reader, train_step);
         since_save.restart();
         if (options_.schedule == "continuous_train_and_eval" &&
             (crossed(step_, accumulate, options_.local_eval_frequency) || last))
@@ -367,6 +398,8 @@ class TrainingRun {
   int64_t step_ = 0;
   std::optional<ReaderState> reader_state_;
   std::vector<std::string> saved_random_states_;
+  double saved_loss_scale_ = 0;  // 0: the checkpoint had none
+  int64_t saved_loss_scale_good_steps_ = 0;
   std::optional<EventWriter> eval_events_;
   int64_t nonfinite_in_a_row_ = 0, nonfinite_total_ = 0;
 };

@@ -1,0 +1,19 @@
+// libt2t_cuda.so's entry points for the CUDA random generator, kept apart
+// from cuda_module.h so that libt2t's checkpoint code reaches them without
+// c10d's headers.
+#pragma once
+
+#include <string>
+
+namespace t2t {
+
+// The state of device `device`'s default CUDA generator (dropout on that GPU
+// draws from it) as bytes, and back; what a checkpoint keeps so that a
+// resumed CUDA run draws the masks an uninterrupted one would. Both throw
+// on failure (setting bytes that are no such state).
+using CudaRngState = void (*)(int device, std::string* out);
+inline constexpr const char* kCudaRngState = "t2t_cuda_rng_state";
+using SetCudaRngState = void (*)(int device, const std::string& state);
+inline constexpr const char* kSetCudaRngState = "t2t_set_cuda_rng_state";
+
+}  // namespace t2t
