@@ -184,9 +184,10 @@ class TrainingRun {
   }
 
   // Dropout on a GPU draws from its CUDA generator: each worker takes up its
-  // own saved stream, as it does the CPU's. A checkpoint written by another
-  // number of workers (or on the CPU) leaves the generator as seeded, and
-  // synchronize_workers() reseeds every generator then.
+  // own saved stream, as it does the CPU's. A checkpoint written on the CPU
+  // or by another number of workers leaves it as seeded at start-up
+  // (synchronize_workers() reseeds every generator when the CPU states do
+  // not fit either).
   void restore_cuda_random_state(const std::vector<std::string>& states) {
     if (!device_.is_cuda() || states.empty()) return;
     if (static_cast<int>(states.size()) != worker_.world_size) {
