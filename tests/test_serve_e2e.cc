@@ -571,6 +571,9 @@ TEST_CASE("t2t-serve explains what keeps it from starting", "[serve][e2e]") {
                   " --port=0 --decode_hparams=return_beams=true");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("n_best"));
+  r = run_command(serve + " --port=0 --tmp_dir=/tmp");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--tmp_dir does not apply"));
   r = run_command(serve + " --port=0 --api_key_file=" + (dir / "no-such-file"));
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("--api_key_file=") && Catch::Contains("cannot be read"));
