@@ -96,7 +96,7 @@ void GradientReducer::launch_ready() {
   }
 }
 
-void GradientReducer::finish(double divisor) {
+void GradientReducer::finish(const at::Tensor& divisor) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!armed_) throw Error("GradientReducer::finish() without arm()");
   // Parameters backward did not reach (unused in this pass) still take part:
@@ -110,7 +110,7 @@ void GradientReducer::finish(double divisor) {
   for (Bucket& b : buckets_) {
     b.work->wait();
     b.work.reset();
-    if (divisor != 1.0) b.flat.div_(divisor);
+    b.flat.div_(divisor);
     for (size_t slot = 0; slot < b.members.size(); ++slot) {
       at::Tensor& p = parameters_[b.members[slot]];
       at::Tensor reduced = b.flat.narrow(0, b.offsets[slot], p.numel()).view(p.sizes());

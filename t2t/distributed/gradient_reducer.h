@@ -34,8 +34,9 @@ class GradientReducer {
 
   // After that backward: sends what is left, waits for every bucket, and
   // sets each parameter's .grad to the sum over workers divided by
-  // `divisor`.
-  void finish(double divisor);
+  // `divisor`, a scalar tensor on the gradients' device, so that the host
+  // need not read it (a value still being summed over workers will do).
+  void finish(const at::Tensor& divisor);
 
  private:
   struct Bucket {

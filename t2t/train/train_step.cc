@@ -19,6 +19,23 @@ namespace t2t {
 
 namespace {
 
+// LibTorch's clip_grad_norm_ (L2), the same operations in the same order
+// and so the same numbers, but the norm comes back as a tensor: LibTorch's
+// reads it, which makes the host wait for the device mid-step.
+at::Tensor clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return torch::zeros({}, torch::kFloat64);
+  std::vector<at::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(g.data().norm(2));
+  const at::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
+  const at::Tensor coef = torch::clamp(max_norm / (total + 1e-6), std::nullopt, 1.0);
+  for (auto& g : grads) g.data().mul_(coef);
+  return total;
+}
+
 // Runs the forward pass (and the loss) under LibTorch's autocast for the
 // scope's lifetime, so matrix products run in bf16/fp16 while the weights,
 // the optimizer and the loss reduction stay in float32.
@@ -119,7 +136,11 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   }
   const double local_norm = std::max(local_tokens, 1.0);
 
-  double local_loss = 0;
+  // The losses are summed on the device, in float64 as the host would, and
+  // read with the gradient norm at the end: one wait for the device per
+  // step, after backward and clipping are queued, instead of one per
+  // micro-batch before its backward.
+  at::Tensor loss_total;
   at::Tensor counts;
   std::unique_ptr<CollectiveWork> counting;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
@@ -135,13 +156,16 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
       const auto labels = targets.masked_select(targets.ne(0));
       l = smoothed_cross_entropy(logits.unsqueeze(0), labels.unsqueeze(0), label_smoothing_);
     }
-    local_loss += l.loss_sum.item<double>();
+    const at::Tensor loss = l.loss_sum.detach().to(torch::kFloat64);
+    loss_total = loss_total.defined() ? loss_total + loss : loss;
     if (reducer_ && m + 1 == micro_batches.size()) {
       // Loss and token counts travel together, sent before the first
       // gradient bucket so that every worker issues its collectives in the
       // same order. A NaN loss anywhere makes the sum NaN everywhere, so
       // every worker skips the same steps.
-      counts = torch::tensor({local_tokens, local_loss, local_inputs}, torch::kFloat64)
+      const auto on_device = torch::TensorOptions().dtype(torch::kFloat64).device(loss_total.device());
+      counts = torch::stack({torch::scalar_tensor(local_tokens, on_device), loss_total,
+                             torch::scalar_tensor(local_inputs, on_device)})
                    .to(communicator_->device());
       counting = communicator_->all_reduce_sum_async(counts);
       reducer_->arm(local_tokens);
@@ -152,15 +176,11 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   StepResult r;
   r.tokens = local_tokens;
   r.input_tokens = local_inputs;
-  r.loss_sum = local_loss;
   const double unscale = loss_scale_;
   if (reducer_) {
     counting->wait();
-    const at::Tensor total = counts.cpu();
-    r.tokens = total[0].item<double>();
-    r.loss_sum = total[1].item<double>();
-    r.input_tokens = total[2].item<double>();
-    reducer_->finish(std::max(r.tokens, 1.0));
+    reducer_->finish(torch::clamp_min(counts.select(0, 0), 1.0).to(device_));
+    loss_total = counts.select(0, 1);
   }
   if (unscale != 1.0)
     for (auto& p : model_.parameters())
@@ -168,8 +188,25 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
 
   // The norm is needed for clipping anyway, and checking it also catches an
   // overflow in backward that a finite loss would hide.
-  r.grad_norm = torch::nn::utils::clip_grad_norm_(
+  const at::Tensor norm = clip_gradients(
       model_.parameters(), clip_norm_ > 0 ? clip_norm_ : std::numeric_limits<double>::infinity());
+  {
+    // The step's one read of the device: loss, norm and, from several
+    // workers, the summed token counts.
+    const auto where = norm.device();
+    std::vector<at::Tensor> read{loss_total.to(where), norm.to(torch::kFloat64)};
+    if (reducer_) {
+      read.push_back(counts.select(0, 0).to(where));
+      read.push_back(counts.select(0, 2).to(where));
+    }
+    const at::Tensor values = torch::stack(read).cpu();
+    r.loss_sum = values[0].item<double>();
+    r.grad_norm = values[1].item<double>();
+    if (reducer_) {
+      r.tokens = values[2].item<double>();
+      r.input_tokens = values[3].item<double>();
+    }
+  }
   const bool finite = std::isfinite(r.loss_sum) && std::isfinite(r.grad_norm);
   if (scaling_) {
     if (std::isfinite(r.loss_sum) && !std::isfinite(r.grad_norm)) {
