@@ -2,19 +2,13 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 
 #include "t2t/core/error.h"
+#include "t2t/core/string_util.h"
 
 namespace t2t {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto begin = s.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  return s.substr(begin, s.find_last_not_of(" \t\r\n") - begin + 1);
-}
 
 // Equal in a time that depends on the lengths only.
 bool equal_in_constant_time(const std::string& a, const std::string& b) {
@@ -46,7 +40,7 @@ ApiKeys ApiKeys::from_file(const std::string& path) {
 bool ApiKeys::allows(const std::string& authorization) const {
   if (keys_.empty()) return true;
   static const std::string kScheme = "Bearer ";
-  if (authorization.compare(0, kScheme.size(), kScheme) != 0) return false;
+  if (!starts_with(authorization, kScheme)) return false;
   const std::string given = trim(authorization.substr(kScheme.size()));
   bool ok = false;
   for (const std::string& key : keys_) ok |= equal_in_constant_time(given, key);  // no early exit
