@@ -141,9 +141,8 @@ TEST_CASE("metrics are Prometheus text with cumulative histograms", "[serve]") {
   metrics.translate_latency(0.2);
   metrics.batch_done(3, 30);
   metrics.batch_done(40, 400);
-  metrics.model_loaded(1200);
   metrics.reload_done(false);
-  const std::string text = metrics.prometheus_text(5, 2);
+  const std::string text = metrics.prometheus_text(5, 2, 1200);
   for (const char* line :
        {"t2t_http_requests_total{path=\"/v1/translate\",code=\"200\"} 2\n",
         "t2t_http_requests_total{path=\"/v1/translate\",code=\"413\"} 1\n",

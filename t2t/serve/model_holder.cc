@@ -12,10 +12,6 @@ namespace t2t {
 
 namespace fs = std::filesystem;
 
-ModelHolder::ModelHolder(ModelSpec spec) : spec_(std::move(spec)) {
-  spec_.options.log_results = false;  // a server logs requests only when asked to
-}
-
 std::shared_ptr<const ServingModel> ModelHolder::load(const std::string& checkpoint_path) const {
   const Stopwatch clock;
   auto serving = std::make_shared<ServingModel>();
@@ -44,16 +40,11 @@ ReloadResult ModelHolder::reload() {
   if (!serving) throw Error("no model is loaded yet");
   ReloadResult result;
   result.previous_step = serving->loaded.step;
-  const std::string dir = fs::path(serving->loaded.checkpoint).parent_path().string();
-  const std::string newest = latest_checkpoint(dir.empty() ? "." : dir);
+  const std::string newest = newest_beside(*serving);
   if (newest.empty())
-    throw Error("no checkpoint (model.ckpt-N.pt) left in " + dir + "; still serving " +
-                serving->loaded.checkpoint);
-  // The same file, however its path was spelled (--checkpoint_path may
-  // have named it with ./ or a symbolic link).
-  std::error_code ec;
-  if (fs::path(newest) == fs::path(serving->loaded.checkpoint) ||
-      fs::equivalent(newest, serving->loaded.checkpoint, ec)) {
+    throw Error("no checkpoint (model.ckpt-N.pt) left beside " + serving->loaded.checkpoint +
+                ", which is still serving");
+  if (is_serving(*serving, newest)) {
     result.checkpoint = newest;
     result.step = serving->loaded.step;
     return result;
@@ -73,6 +64,26 @@ ReloadResult ModelHolder::reload() {
     current_ = std::move(fresh);
   }
   return result;
+}
+
+std::string ModelHolder::newest_beside(const ServingModel& serving) {
+  const std::string dir = fs::path(serving.loaded.checkpoint).parent_path().string();
+  return latest_checkpoint(dir.empty() ? "." : dir);
+}
+
+bool ModelHolder::is_serving(const ServingModel& serving, const std::string& checkpoint) {
+  // The same file, however its path was spelled (--checkpoint_path may
+  // have named it with ./ or a symbolic link).
+  std::error_code ec;
+  return fs::path(checkpoint) == fs::path(serving.loaded.checkpoint) ||
+         fs::equivalent(checkpoint, serving.loaded.checkpoint, ec);
+}
+
+std::string ModelHolder::newer_checkpoint() const {
+  const auto serving = current();
+  if (!serving) return "";
+  const std::string newest = newest_beside(*serving);
+  return newest.empty() || is_serving(*serving, newest) ? "" : newest;
 }
 
 std::shared_ptr<const ServingModel> ModelHolder::current() const {

@@ -47,7 +47,7 @@ struct ReloadResult {
 
 class ModelHolder {
  public:
-  explicit ModelHolder(ModelSpec spec);
+  explicit ModelHolder(ModelSpec spec) : spec_(std::move(spec)) {}
 
   // Loads the checkpoint the spec names. Throws t2t::Error saying why.
   void load_initial();
@@ -58,12 +58,20 @@ class ModelHolder {
   // reload at a time: others wait for it.
   ReloadResult reload();
 
+  // The newest checkpoint beside the serving one when it is another file
+  // than the serving one, else "": what reload() would load now.
+  std::string newer_checkpoint() const;
+
   // The model to use now; null before load_initial() succeeded.
   std::shared_ptr<const ServingModel> current() const;
   const ModelSpec& spec() const { return spec_; }
 
  private:
   std::shared_ptr<const ServingModel> load(const std::string& checkpoint_path) const;
+  // The newest checkpoint in the directory of `serving`'s ("" when none),
+  // and whether it is the file `serving` came from.
+  static std::string newest_beside(const ServingModel& serving);
+  static bool is_serving(const ServingModel& serving, const std::string& checkpoint);
 
   ModelSpec spec_;
   std::mutex reload_mutex_;

@@ -53,11 +53,6 @@ void ServeMetrics::batch_done(int64_t sentences, int64_t output_tokens) {
   drop_old_locked(now);
 }
 
-void ServeMetrics::model_loaded(int64_t step) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  model_step_ = step;
-}
-
 void ServeMetrics::reload_done(bool ok) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++(ok ? reloads_ok_ : reloads_failed_);
@@ -67,7 +62,8 @@ void ServeMetrics::drop_old_locked(Clock::time_point now) const {
   while (!recent_.empty() && now - std::get<0>(recent_.front()) > window_) recent_.pop_front();
 }
 
-std::string ServeMetrics::prometheus_text(int64_t queue_depth, int64_t in_flight_requests) const {
+std::string ServeMetrics::prometheus_text(int64_t queue_depth, int64_t in_flight_requests,
+                                          int64_t model_step) const {
   const auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
   drop_old_locked(now);
@@ -111,7 +107,7 @@ std::string ServeMetrics::prometheus_text(int64_t queue_depth, int64_t in_flight
       "# TYPE t2t_model_reloads_total counter\n"
       "t2t_model_reloads_total{{result=\"ok\"}} {}\nt2t_model_reloads_total{{result=\"failed\"}} {}\n",
       queue_depth, in_flight_requests, sentences_, output_tokens_, window_.count(),
-      recent_sentences / span, window_.count(), recent_tokens / span, model_step_, reloads_ok_,
+      recent_sentences / span, window_.count(), recent_tokens / span, model_step, reloads_ok_,
       reloads_failed_);
   return out;
 }

@@ -38,10 +38,12 @@ class ServeMetrics {
   void request_done(const std::string& path, int status);
   void translate_latency(double seconds);
   void batch_done(int64_t sentences, int64_t output_tokens);
-  void model_loaded(int64_t step);
   void reload_done(bool ok);
 
-  std::string prometheus_text(int64_t queue_depth, int64_t in_flight_requests) const;
+  // With the gauges the server knows: sentences waiting, requests in
+  // flight, and the serving model's step (-1: none loaded yet).
+  std::string prometheus_text(int64_t queue_depth, int64_t in_flight_requests,
+                              int64_t model_step) const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -56,7 +58,6 @@ class ServeMetrics {
   int64_t sentences_ = 0, output_tokens_ = 0;
   // (time, sentences, tokens) per batch within the window.
   mutable std::deque<std::tuple<Clock::time_point, int64_t, int64_t>> recent_;
-  int64_t model_step_ = -1;
   int64_t reloads_ok_ = 0, reloads_failed_ = 0;
 };
 

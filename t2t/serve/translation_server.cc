@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
@@ -188,7 +187,9 @@ void Server::setup_http() {
   });
   http_.Get("/ready", [this](const httplib::Request&, httplib::Response& res) { ready(res); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.prometheus_text(queue_.depth(), in_flight_),
+    const auto model = models_.current();
+    res.set_content(metrics_.prometheus_text(queue_.depth(), in_flight_,
+                                             model ? model->loaded.step : -1),
                     "text/plain; version=0.0.4");
   });
   for (const char* path : {"/v1/translate", "/v1/reload"})
@@ -279,7 +280,6 @@ void Server::reload(const std::string& body, httplib::Response& res) {
   try {
     const ReloadResult r = models_.reload();
     metrics_.reload_done(true);
-    metrics_.model_loaded(r.step);
     if (r.reloaded)
       spdlog::info("reloaded: now serving {} (step {}, was step {})", r.checkpoint, r.step,
                    r.previous_step);
@@ -328,17 +328,13 @@ void Server::watch_loop() {
   std::unique_lock<std::mutex> lock(stop_mutex_);
   while (!stop_changed_.wait_for(lock, period, [&] { return stop_requested_ || finished_; })) {
     lock.unlock();
-    const auto model = models_.current();
-    const std::string dir = std::filesystem::path(model->loaded.checkpoint).parent_path().string();
-    const std::string newest = latest_checkpoint(dir);
+    const std::string newest = models_.newer_checkpoint();
     std::error_code ec;
     const auto newest_time = std::filesystem::last_write_time(newest, ec);
-    if (!newest.empty() && newest != model->loaded.checkpoint &&
-        !(newest == failed && newest_time == failed_time)) {
+    if (!newest.empty() && !(newest == failed && newest_time == failed_time)) {
       try {
         const ReloadResult r = models_.reload();
         metrics_.reload_done(true);
-        metrics_.model_loaded(r.step);
         if (r.reloaded)
           spdlog::info("--watch_checkpoints: now serving {} (step {}, was step {})", r.checkpoint,
                        r.step, r.previous_step);
@@ -400,7 +396,6 @@ int Server::run() {
     throw;
   }
   const auto model = models_.current();
-  metrics_.model_loaded(model->loaded.step);
   for (int w = 0; w < std::max(1, config_.workers); ++w)
     workers_.emplace_back([this] { worker_loop(); });
   if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
