@@ -62,20 +62,20 @@ void set_cpu_rng_state(const std::string& state) {
 
 std::string cuda_rng_state(int device) {
   const auto get = reinterpret_cast<CudaRngState>(cuda_module_symbol(kCudaRngState));
-  std::string state;
+  at::Tensor state;
   try {
     get(device, &state);
   } catch (const c10::Error& e) {
     throw Error("cannot read the random state of CUDA device " + std::to_string(device) + ": " +
                 e.what_without_backtrace());
   }
-  return state;
+  return tensor_string(state);
 }
 
 void set_cuda_rng_state(int device, const std::string& state) {
   const auto set = reinterpret_cast<SetCudaRngState>(cuda_module_symbol(kSetCudaRngState));
   try {
-    set(device, state);
+    set(device, string_tensor(state));
   } catch (const c10::Error& e) {
     throw Error("a saved CUDA random generator state could not be restored on device " +
                 std::to_string(device) + " (" + std::to_string(state.size()) +

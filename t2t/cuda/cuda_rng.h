@@ -3,17 +3,18 @@
 // c10d's headers.
 #pragma once
 
-#include <string>
+#include <ATen/core/Tensor.h>
 
 namespace t2t {
 
 // The state of device `device`'s default CUDA generator (dropout on that GPU
-// draws from it) as bytes, and back; what a checkpoint keeps so that a
-// resumed CUDA run draws the masks an uninterrupted one would. Both throw
-// on failure (setting bytes that are no such state).
-using CudaRngState = void (*)(int device, std::string* out);
+// draws from it), a uint8 tensor on the CPU as the CPU generator's is, and
+// back; what a checkpoint keeps so that a resumed CUDA run draws the masks
+// an uninterrupted one would. Both throw on failure (setting a tensor that
+// is no such state).
+using CudaRngState = void (*)(int device, at::Tensor* out);
 inline constexpr const char* kCudaRngState = "t2t_cuda_rng_state";
-using SetCudaRngState = void (*)(int device, const std::string& state);
+using SetCudaRngState = void (*)(int device, const at::Tensor& state);
 inline constexpr const char* kSetCudaRngState = "t2t_set_cuda_rng_state";
 
 }  // namespace t2t
