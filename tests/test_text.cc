@@ -992,6 +992,8 @@ TEST_CASE("sentencepiece trains with T2T's reserved ids and round trips", "[text
     // Cover every character: at the default 0.9995 the few Chinese ones in
     // this mostly Latin corpus would fall in the dropped tail.
     options.character_coverage = 1.0;
+    // A model without byte pieces, as trained before byte_fallback.
+    options.byte_fallback = false;
     const std::string prefix = dir.file("spm_" + model_type);
     const auto enc = SentencePieceEncoder::train(corpus, prefix, options);
     CHECK(std::filesystem::exists(prefix + ".model"));
@@ -1027,6 +1029,7 @@ TEST_CASE("sentencepiece trains with T2T's reserved ids and round trips", "[text
   // out of the model and read as <unk>.
   SentencePieceOptions options;
   options.vocab_size = 300;
+  options.byte_fallback = false;
   const auto enc = SentencePieceEncoder::train(corpus, dir.file("spm_default"), options);
   const Ids ids = enc.encode("吧");
   CHECK(std::find(ids.begin(), ids.end(), enc.unk_id()) != ids.end());
@@ -1044,4 +1047,63 @@ TEST_CASE("sentencepiece trains with T2T's reserved ids and round trips", "[text
   CHECK(from_file.decode(from_file.encode("The dog sat.")) == "The dog sat.");
   options.model_type = "word";
   CHECK_THROWS_AS(SentencePieceEncoder::train(corpus, dir.file("spm_bad"), options), Error);
+}
+
+TEST_CASE("sentencepiece with byte_fallback round trips characters it never saw",
+          "[text][spm_bytes]") {
+  TempDir dir;
+  Strings corpus = kCorpus;
+  const Strings more = synthetic_corpus(600);
+  corpus.insert(corpus.end(), more.begin(), more.end());
+  for (const std::string model_type : {"unigram", "bpe"}) {
+    INFO("model_type " << model_type);
+    SentencePieceOptions options;  // byte_fallback is the default
+    options.model_type = model_type;
+    options.vocab_size = 600;
+    const std::string prefix = dir.file("bytes_" + model_type);
+    const auto enc = SentencePieceEncoder::train(corpus, prefix, options);
+    // T2T's reserved ids stay where they were; the byte pieces follow them.
+    CHECK(enc.id_to_piece(kPadId) == "<pad>");
+    CHECK(enc.id_to_piece(kEosId) == "<EOS>");
+    CHECK(enc.id_to_piece(enc.unk_id()) == "<unk>");
+    CHECK(enc.id_to_piece(3) == "<0x00>");
+    CHECK(enc.id_to_piece(258) == "<0xFF>");
+    // Rare CJK (an extension-B ideograph, 饕餮), emoji with a skin-tone
+    // modifier, a snowman: none is in the corpus.
+    for (const std::string s : {"\U00020000 饕餮", "😀👍🏽", "The cat ☃ sat.",
+                                "我们明天去北京吃饕餮大餐😀。", "naïve café"}) {
+      INFO(s);
+      const Ids ids = enc.encode(s);
+      CHECK(std::find(ids.begin(), ids.end(), enc.unk_id()) == ids.end());
+      CHECK(enc.decode(ids) == s);
+      const SentencePieceEncoder loaded(prefix + ".model");
+      CHECK(loaded.decode(loaded.encode(s)) == s);
+    }
+    // Known text still uses real pieces, not bytes.
+    for (int64_t id : enc.encode("The cat sat on the mat.")) CHECK((id < 3 || id > 258));
+  }
+  // Too small a vocabulary for the byte pieces is refused with the reason.
+  SentencePieceOptions small;
+  small.vocab_size = 259;
+  CHECK_THROWS_WITH(SentencePieceEncoder::train(corpus, dir.file("small"), small),
+                    Catch::Contains("byte_fallback"));
+}
+
+TEST_CASE("a sentencepiece model without byte pieces keeps loading and reads <unk>",
+          "[text][spm_bytes]") {
+  TempDir dir;
+  Strings corpus = kCorpus;
+  const Strings more = synthetic_corpus(300);
+  corpus.insert(corpus.end(), more.begin(), more.end());
+  SentencePieceOptions options;
+  options.vocab_size = 300;
+  options.byte_fallback = false;
+  SentencePieceEncoder::train(corpus, dir.file("old"), options);
+  const SentencePieceEncoder old(dir.file("old.model"));
+  CHECK(old.vocab_size() == 300);
+  CHECK(old.id_to_piece(3) != "<0x00>");
+  CHECK(old.decode(old.encode("The cat sat.")) == "The cat sat.");
+  const Ids ids = old.encode("cat 😀");
+  CHECK(std::find(ids.begin(), ids.end(), old.unk_id()) != ids.end());
+  CHECK(old.decode(ids) == "cat \u2047");
 }

@@ -39,6 +39,9 @@ void check_trained(const sentencepiece::util::Status& status, const std::string&
               (options.hard_vocab_limit ? " (a smaller vocab_size or more text may help)" : ""));
 }
 
+constexpr int kReservedIds = 3;   // <pad>, <EOS>, <unk>
+constexpr int kBytePieces = 256;  // <0x00>..<0xFF> with byte_fallback
+
 std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOptions& o) {
   if (o.model_type != "unigram" && o.model_type != "bpe") {
     throw Error("sentencepiece model_type '" + o.model_type +
@@ -47,6 +50,11 @@ std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOpt
   if (o.vocab_size < 4) {
     throw Error("sentencepiece vocab_size " + std::to_string(o.vocab_size) +
                 " is too small; it needs room for <pad>, <EOS>, <unk> and pieces");
+  }
+  if (o.byte_fallback && o.vocab_size <= kReservedIds + kBytePieces) {
+    throw Error("sentencepiece vocab_size " + std::to_string(o.vocab_size) +
+                " leaves no room for pieces beside the 3 reserved ids and the 256 byte "
+                "pieces of byte_fallback; it must exceed 259 (512 or more in practice)");
   }
   const int threads = o.num_threads > 0
                           ? o.num_threads
@@ -66,7 +74,7 @@ std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOpt
       {"remove_extra_whitespaces", "false"},
       {"hard_vocab_limit", o.hard_vocab_limit ? "true" : "false"},
       {"max_sentence_length", std::to_string(o.max_sentence_length)},
-      {"byte_fallback", "false"},
+      {"byte_fallback", o.byte_fallback ? "true" : "false"},
       // T2T's reserved ids.
       {"pad_id", "0"},
       {"eos_id", "1"},

@@ -2,11 +2,16 @@
 // process. Its ids follow T2T's convention: 0 = "<pad>", 1 = "<EOS>",
 // 2 = "<unk>", no BOS; so models and data built with it fit the rest of t2t.
 //
-// Text round trips exactly when every character of it is in the model: the
-// normalization defaults to "identity" and whitespace is kept as is (the
-// SentencePiece defaults, NFKC and collapsing spaces, would change text).
-// Characters the model lacks (byte_fallback is off) encode as <unk> and
-// decode as "⁇", the most SentencePiece can do without byte pieces.
+// Text round trips exactly: the normalization defaults to "identity" and
+// whitespace is kept as is (the SentencePiece defaults, NFKC and collapsing
+// spaces, would change text), and models trained here carry byte_fallback:
+// 256 pieces <0x00>..<0xFF> (ids 3 to 258, after the reserved ones) spell a
+// character the model never learned as its UTF-8 bytes, so a rare CJK
+// character or an emoji comes back as itself instead of <unk>.
+//
+// Models without byte pieces (trained before, elsewhere, or with
+// byte_fallback = false) load and work as they always did: a character
+// they lack encodes as <unk> (id 2) and decodes as "⁇" (U+2047).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,10 @@ struct SentencePieceOptions {
   // cannot fill vocab_size instead of failing.
   bool hard_vocab_limit = true;
   int max_sentence_length = 4192;  // bytes; longer sentences are skipped
+  // Unknown characters as UTF-8 byte pieces rather than <unk>. The 256 byte
+  // pieces count towards vocab_size, which must then exceed 259 + the
+  // characters the model covers.
+  bool byte_fallback = true;
 };
 
 class SentencePieceEncoder : public TextEncoder {
