@@ -96,6 +96,17 @@ bool HashSplitStream::next(TextPair* pair) {
   return false;
 }
 
+bool ConcatStream::next(TextPair* pair) {
+  while (true) {
+    if (!current_) {
+      if (pos_ >= parts_.size()) return false;
+      current_ = parts_[pos_++]();
+    }
+    if (current_->next(pair)) return true;
+    current_.reset();
+  }
+}
+
 bool VectorStream::next(TextPair* pair) {
   if (pos_ >= pairs_.size()) return false;
   *pair = pairs_[pos_++];

@@ -72,6 +72,20 @@ class VectorStream : public SampleStream {
   size_t pos_ = 0;
 };
 
+// Several streams one after the other, each opened only when the one before
+// it ends (a corpus of many file pairs never holds them all open).
+class ConcatStream : public SampleStream {
+ public:
+  using Opener = std::function<std::unique_ptr<SampleStream>()>;
+  explicit ConcatStream(std::vector<Opener> parts) : parts_(std::move(parts)) {}
+  bool next(TextPair* pair) override;
+
+ private:
+  std::vector<Opener> parts_;
+  size_t pos_ = 0;
+  std::unique_ptr<SampleStream> current_;
+};
+
 // Keeps one part of a corpus that has no split of its own: the pairs whose
 // source hashes to 0 modulo `every` (dev = true) or the others (dev =
 // false). Hashing the source, not counting lines, keeps every translation

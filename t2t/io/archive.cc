@@ -11,6 +11,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 
 namespace t2t {
@@ -78,6 +79,9 @@ class Reader {
       }
     } guard{f, tmp};
     static thread_local std::vector<char> buf(size_t(1) << 16);
+    // Corpora of several GB take minutes: say how far along the file is.
+    Stopwatch since_log;
+    int64_t written = 0;
     for (;;) {
       const la_ssize_t n = archive_read_data(a_, buf.data(), buf.size());
       if (n == 0) break;
@@ -87,6 +91,11 @@ class Reader {
       }
       if (std::fwrite(buf.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n))
         throw Error("cannot write '" + dest + "': " + std::strerror(errno) + " (disk full?)");
+      written += n;
+      if (since_log.seconds() > 10) {
+        since_log.restart();
+        spdlog::info("  extracting {}: {} MB so far", dest, written >> 20);
+      }
     }
     std::FILE* done = f;
     f = nullptr;  // the guard now only removes a failed file
