@@ -58,6 +58,7 @@ HParams basic_params1() {
   // Decoding.
   hp.add("sampling_method", std::string("argmax"));
   hp.add("sampling_temp", 1.0);
+  hp.add("sampling_keep_top_k", int64_t{-1});  // -1: sample from every id
   // Precision of activations and weights.
   hp.add("activation_dtype", std::string("float32"));
   hp.add("weight_dtype", std::string("float32"));

@@ -27,6 +27,15 @@ void add_decoder_flags(cxxopts::Options& options) {
       ("decode_interactive", "Read sentences from standard input and answer each at once.");
 }
 
+// How tokens are picked, for the start-up line: nothing for argmax.
+std::string sampling_summary(const t2t::SamplingOptions& sampling) {
+  if (!sampling.random) return "";
+  return fmt::format(", sampling at temperature {}{} with seed {}", sampling.temperature,
+                     sampling.keep_top_k > 0 ? fmt::format(" from the top {}", sampling.keep_top_k)
+                                             : std::string(),
+                     sampling.seed);
+}
+
 int decode(const cxxopts::ParseResult& flags) {
   using t2t::cli::required;
   const std::string problem_name =
@@ -36,7 +45,13 @@ int decode(const cxxopts::ParseResult& flags) {
   required(flags, "data_dir", "--data_dir=t2t_data");
 
   const t2t::HParams hp = t2t::cli::run_hparams(flags, output_dir);
-  const t2t::DecodeOptions options = t2t::cli::decoding_options(flags);
+  t2t::DecodeOptions options = t2t::cli::decoding_options(flags);
+  try {
+    options.search.sampling = t2t::sampling_options(hp, flags["random_seed"].as<uint64_t>());
+    t2t::check_sampling_search(options.search);
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::UsageError(e.what());
+  }
   const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
   const std::string quantize = flags["quantize"].as<std::string>();
   t2t::check_quantize_mode(quantize, torch::Device(device));
@@ -65,10 +80,10 @@ int decode(const cxxopts::ParseResult& flags) {
       flags["checkpoint_path"].as<std::string>(), torch::Device(device));
   t2t::quantize_for_decoding(*loaded.model, quantize);
   spdlog::info("problem {}, model {} from {} (step {}), device {}{}, beam_size {}, alpha {}, "
-               "batch_size {}",
+               "batch_size {}{}",
                problem_name, model_name, loaded.checkpoint, loaded.step, device,
                quantize == "none" ? "" : ", " + quantize + " weights", options.search.beam_size,
-               options.search.alpha, options.batch_size);
+               options.search.alpha, options.batch_size, sampling_summary(options.search.sampling));
   t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
                        torch::Device(device));
 
@@ -105,7 +120,16 @@ int main(int argc, char** argv) {
                            "Translates with a trained model, T2T style:\n"
                            "  t2t-decoder --problem=translate_enzh_wmt32k --model=transformer \\\n"
                            "    --data_dir=D --output_dir=O --decode_hparams='beam_size=4,alpha=0.6' \\\n"
-                           "    --decode_from_file=in.en --decode_to_file=out.zh\n");
+                           "    --decode_from_file=in.en --decode_to_file=out.zh\n"
+                           "Sampling instead of the argmax, T2T's model hparams, greedy only:\n"
+                           "  t2t-decoder ... --decode_hparams=beam_size=1 --random_seed=3 \\\n"
+                           "    --hparams=sampling_method=random,sampling_temp=0.7,"
+                           "sampling_keep_top_k=40\n"
+                           "  Sentence k of the input draws from (--random_seed, k) alone: the same "
+                           "seed and input\n"
+                           "  give the same output; another batch_size or thread count changes a "
+                           "sample only\n"
+                           "  through float rounding of its logits.\n");
   t2t::cli::add_common_flags(options);
   t2t::cli::add_problem_flags(options);
   t2t::cli::add_model_flags(options);

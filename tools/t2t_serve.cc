@@ -139,6 +139,16 @@ int serve(const cxxopts::ParseResult& flags) {
     throw UsageError("--decode_hparams beam_size=" + std::to_string(spec.options.search.beam_size) +
                      " is above --max_beam_size=" + std::to_string(config.limits.max_beam_size));
   spec.hparams = t2t::cli::run_hparams(flags, output_dir);
+  // A server's sentences have no place in one input to key their draws by
+  // (t2t/decode/sampling.h): random sampling is t2t-decoder's alone.
+  try {
+    if (t2t::sampling_options(spec.hparams, 0).random)
+      throw UsageError("hparam sampling_method=random is not supported by t2t-serve, which "
+                       "decodes with the argmax or beam search: use t2t-decoder "
+                       "--decode_hparams=beam_size=1 to sample, or leave sampling_method at argmax");
+  } catch (const t2t::Error& e) {
+    throw UsageError(e.what());
+  }
   spec.device = torch::Device(t2t::resolve_device(flags["device"].as<std::string>()));
   spec.quantize = flags["quantize"].as<std::string>();
   t2t::check_quantize_mode(spec.quantize, spec.device);

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "t2t/core/error.h"
+#include "t2t/decode/sampling.h"
 #include "t2t/decode/top_candidates.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
@@ -61,7 +63,8 @@ torch::Tensor rows_tensor(const std::vector<int64_t>& rows, const torch::Device&
 // ---- greedy ----------------------------------------------------------------
 
 std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor& inputs,
-                                            const SearchOptions& options, SearchStats* stats) {
+                                            const SearchOptions& options, SearchStats* stats,
+                                            const std::vector<int64_t>& sample_keys) {
   ActiveSet set = start(inputs, options.extra_length);
   const auto device = inputs.device();
   std::vector<std::vector<Hypothesis>> results(set.sentence.size(), std::vector<Hypothesis>(1));
@@ -73,7 +76,22 @@ std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor
       ++stats->steps;
       stats->row_steps += logits.size(0);
     }
-    auto [best_lp, best_id] = torch::log_softmax(logits.to(torch::kFloat), -1).max(-1);
+    torch::Tensor best_lp, best_id;
+    if (options.sampling.draws()) {
+      // Each row draws its own number, keyed by its sentence (sampling.h).
+      std::vector<double> uniforms;
+      for (int64_t s : set.sentence)
+        uniforms.push_back(sample_uniform(options.sampling.seed,
+                                          sample_keys.empty() ? s : sample_keys[s], step));
+      best_id = sample_ids(logits, options.sampling, torch::tensor(uniforms, torch::kDouble));
+      // The score is the model's own log-probability of the drawn id, as
+      // T2T's: the temperature shapes the draw, not the score.
+      best_lp = torch::log_softmax(logits.to(torch::kFloat), -1)
+                    .gather(1, best_id.unsqueeze(1))
+                    .squeeze(1);
+    } else {
+      std::tie(best_lp, best_id) = torch::log_softmax(logits.to(torch::kFloat), -1).max(-1);
+    }
     const auto ids = best_id.to(torch::kCPU).contiguous();
     const auto lps = best_lp.to(torch::kCPU, torch::kDouble).contiguous();
     for (int64_t r : set.open_rows()) {
@@ -275,15 +293,23 @@ double length_penalty(int64_t length, double alpha) {
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
-                                                 const SearchOptions& options, SearchStats* stats) {
+                                                 const SearchOptions& options, SearchStats* stats,
+                                                 const std::vector<int64_t>& sample_keys) {
   if (options.beam_size < 1)
     throw Error("beam_size must be at least 1, got " + std::to_string(options.beam_size));
   if (options.num_return < 1 || options.num_return > options.beam_size)
     throw Error("the number of beams to return must be in 1..beam_size (" +
                 std::to_string(options.beam_size) + "), got " + std::to_string(options.num_return));
+  if (options.sampling.random && options.beam_size > 1)
+    throw Error("random sampling decodes greedily only (beam_size 1, as in T2T), got beam_size " +
+                std::to_string(options.beam_size));
+  if (!(options.sampling.temperature >= 0))
+    throw Error("the sampling temperature must be >= 0");
+  if (!sample_keys.empty() && static_cast<int64_t>(sample_keys.size()) != inputs.size(0))
+    throw Error("beam_search: one sample key per input row is needed");
   if (inputs.size(0) == 0) return {};
   torch::NoGradGuard no_grad;
-  return options.beam_size == 1 ? greedy(model, inputs, options, stats)
+  return options.beam_size == 1 ? greedy(model, inputs, options, stats, sample_keys)
                                 : beam(model, inputs, options, stats);
 }
 

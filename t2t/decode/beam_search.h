@@ -1,6 +1,7 @@
 // Search over a T2TModel's incremental decoder: T2T's beam search with
 // length penalty (tensor2tensor/utils/beam_search.py) and, for beam_size 1,
-// greedy decoding, as T2T's Transformer does (_fast_decode).
+// greedy decoding, as T2T's Transformer does (_fast_decode): the argmax, or
+// with SamplingOptions::random a token drawn by sample_ids (sampling.h).
 //
 // Both run the encoder once per batch, step the cached decoder, and take a
 // sentence out of the batch as soon as its result is settled, so a batch
@@ -20,8 +21,10 @@
 //    2·beam_size candidates go on, possible only while the beam is wider
 //    than the real hypotheses (a beam of half the vocabulary or more).
 //  - Greedy scores are the log-probability of the returned ids up to and
-//    including EOS; T2T keeps adding the log-probabilities of whatever a
-//    finished row generates while its batch-mates are still running.
+//    including EOS (of sampled ids too: the model's, without the sampling
+//    temperature, as T2T scores them); T2T keeps adding the
+//    log-probabilities of whatever a finished row generates while its
+//    batch-mates are still running.
 #pragma once
 
 #include <torch/torch.h>
@@ -56,8 +59,12 @@ double length_penalty(int64_t length, double alpha);
 // inputs [batch, input_len] int64 on the model's device, 0-padded, each row
 // ending in EOS -> per sentence, the top options.num_return hypotheses, best
 // first. The model must be in eval() mode. `stats` may be null.
+// With options.sampling drawing (greedy only: beam_size > 1 is refused), row
+// b draws under the key sample_keys[b], its position in the caller's whole
+// input (sampling.h); empty: b itself.
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
                                                  const SearchOptions& options,
-                                                 SearchStats* stats = nullptr);
+                                                 SearchStats* stats = nullptr,
+                                                 const std::vector<int64_t>& sample_keys = {});
 
 }  // namespace t2t

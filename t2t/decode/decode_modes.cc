@@ -166,7 +166,8 @@ int64_t decode_interactively(Decoder& decoder, std::istream& in, std::ostream& o
     if (line == "q") break;
     ++answered;
     const auto ids = decoder.encode_source(line, "input line " + std::to_string(answered));
-    const auto translations = decoder.translate({ids});
+    // Keyed by its line, as a file's sentences are, when sampling.
+    const auto translations = decoder.translate({ids}, answered - 1);
     out << decoder.format(translations[0]) << '\n' << std::flush;
   }
   return answered;

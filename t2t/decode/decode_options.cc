@@ -75,4 +75,29 @@ DecodeOptions decode_options(const HParams& dp) {
   return o;
 }
 
+SamplingOptions sampling_options(const HParams& hp, uint64_t seed) {
+  SamplingOptions o;
+  o.seed = seed;
+  const std::string method = hp.has("sampling_method") ? hp.get_string("sampling_method") : "argmax";
+  if (method != "argmax" && method != "random")
+    throw Error("hparam sampling_method=" + method + " is not one of argmax, random");
+  o.random = method == "random";
+  if (hp.has("sampling_temp")) o.temperature = hp.get_float("sampling_temp");
+  if (!(o.temperature >= 0))
+    throw Error("hparam sampling_temp=" + std::to_string(o.temperature) + " must be >= 0 (0: "
+                "always the likeliest token)");
+  if (hp.has("sampling_keep_top_k")) o.keep_top_k = hp.get_int("sampling_keep_top_k");
+  if (o.keep_top_k == 0 || o.keep_top_k < -1)
+    throw Error("hparam sampling_keep_top_k=" + std::to_string(o.keep_top_k) + " must be -1 "
+                "(every token) or at least 1");
+  return o;
+}
+
+void check_sampling_search(const SearchOptions& search) {
+  if (search.sampling.random && search.beam_size > 1)
+    throw Error("hparam sampling_method=random samples in greedy decoding only, as in T2T, but "
+                "beam_size is " + std::to_string(search.beam_size) + ": add --decode_hparams="
+                "beam_size=1, or leave sampling_method at argmax for beam search");
+}
+
 }  // namespace t2t

@@ -41,4 +41,17 @@ struct DecodeOptions {
 //    included) is positive.
 DecodeOptions decode_options(const HParams& decode_hparams);
 
+// The model hparams that choose how greedy decoding picks its tokens, T2T's
+// sampling_method ("argmax" or "random"), sampling_temp (>= 0; 0 = argmax)
+// and sampling_keep_top_k (-1 = every id, else >= 1), with `seed` (the
+// --random_seed) for the draws. A key the run's hparams lack (a run saved
+// before it existed) keeps its default. Throws t2t::Error naming the
+// hparam for a value out of range.
+SamplingOptions sampling_options(const HParams& model_hparams, uint64_t seed);
+
+// Refuses search settings that do not go together, naming the flags to
+// change: random sampling with beam_size > 1 (T2T samples only when it
+// decodes greedily).
+void check_sampling_search(const SearchOptions& search);
+
 }  // namespace t2t

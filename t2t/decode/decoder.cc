@@ -91,10 +91,13 @@ DecodeCounts Decoder::counts() const {
 std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                                const std::vector<int64_t>& rows,
                                                const SearchOptions& search,
-                                               DecodeCounts* counts) const {
+                                               DecodeCounts* counts, int64_t first_key) const {
   const at::Tensor batch = padded_batch(sources, rows);
   SearchStats stats;
-  const auto results = beam_search(*model_, batch.to(device_), search, &stats);
+  std::vector<int64_t> keys;
+  if (search.sampling.draws())
+    for (int64_t row : rows) keys.push_back(first_key + row);
+  const auto results = beam_search(*model_, batch.to(device_), search, &stats, keys);
   std::vector<Translation> out(rows.size());
   DecodeCounts done;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -113,7 +116,8 @@ std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int
   return out;
 }
 
-std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources) {
+std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
+                                           int64_t first_key) {
   const int64_t n = static_cast<int64_t>(sources.size());
   std::vector<Translation> out(n);
   int64_t done = 0;  // the empty sources are answered at once
@@ -141,7 +145,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
   for_each_batch(count, workers, threads, [&](int64_t j) {
     const std::vector<int64_t>& rows = batches[static_cast<size_t>(j)];
     DecodeCounts batch_counts;
-    auto results = decode_batch(sources, rows, options_.search, &batch_counts);
+    auto results = decode_batch(sources, rows, options_.search, &batch_counts, first_key);
     for (size_t r = 0; r < rows.size(); ++r) out[rows[r]] = std::move(results[r]);
     {
       std::lock_guard<std::mutex> lock(counts_mutex_);

@@ -64,18 +64,23 @@ class Decoder {
   // first in batches of batch_size (several at once on the CPU, see
   // parallel_batches); an empty source gets one empty text without running
   // the model. Logs progress (sentences/s, output tokens/s) every
-  // progress_seconds.
-  std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources);
+  // progress_seconds. With random sampling, sources[i] draws as sentence
+  // first_key + i (sampling.h): a caller that feeds one input in several
+  // calls (interactive lines) passes the position of its first source.
+  std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
+                                     int64_t first_key = 0);
 
   // The sources at `rows` (none empty) decoded as one batch with `search`,
   // on the calling thread: one Translation per row, in their order. What
   // translate() runs per batch, and what a server runs on the batches it
   // forms itself. Safe to call from several threads at once; adds what it
-  // did to `counts` (may be null), not to counts().
+  // did to `counts` (may be null), not to counts(). With random sampling
+  // the source at rows[r] draws as sentence first_key + rows[r].
   std::vector<Translation> decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                         const std::vector<int64_t>& rows,
                                         const SearchOptions& search,
-                                        DecodeCounts* counts = nullptr) const;
+                                        DecodeCounts* counts = nullptr,
+                                        int64_t first_key = 0) const;
 
   // One output record without the delimiter: the best text, or with
   // return_beams every hypothesis tab-separated, each followed by

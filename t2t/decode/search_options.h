@@ -6,6 +6,23 @@
 
 namespace t2t {
 
+// How greedy decoding picks each next token, T2T's model hparams
+// sampling_method, sampling_temp and sampling_keep_top_k (read once by
+// sampling_options(), decode_options.h).
+struct SamplingOptions {
+  // False: the most likely id (T2T's "argmax"). True ("random"): an id drawn
+  // from softmax(logits / temperature) over the keep_top_k likeliest ids.
+  bool random = false;
+  double temperature = 1.0;  // 0: argmax even when random
+  int64_t keep_top_k = -1;   // -1: every id
+  // Sentence k of a caller's input draws its step-t number from (seed, k, t)
+  // alone (sampling.h), so its sample does not depend on its batch.
+  uint64_t seed = 0;
+
+  // Whether any token is drawn at random.
+  bool draws() const { return random && temperature > 0; }
+};
+
 struct SearchOptions {
   int64_t beam_size = 4;  // 1: greedy
   double alpha = 0.6;     // length penalty exponent
@@ -26,6 +43,9 @@ struct SearchOptions {
   // Take settled sentences out of the batch. Off only to check that taking
   // them out changes no result.
   bool drop_finished = true;
+  // Greedy decoding only (beam_size 1); beam search refuses random sampling,
+  // as T2T samples only when it decodes greedily.
+  SamplingOptions sampling;
 };
 
 }  // namespace t2t
