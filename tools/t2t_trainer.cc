@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
@@ -18,18 +19,23 @@ namespace {
 void add_trainer_flags(cxxopts::Options& options) {
   using cxxopts::value;
   options.add_options("Training")
-      ("train_steps", "Number of training steps.", value<int64_t>()->default_value("250000"))
+      ("train_steps", "Train up to this global step (at least 1); a resumed run goes on from "
+       "its checkpoint's step.", value<int64_t>()->default_value("250000"))
       ("eval_steps", "Number of eval batches per evaluation (fewer at the end of the dev set).",
        value<int64_t>()->default_value("100"))
-      ("local_eval_frequency", "Evaluate every this many steps.",
+      ("local_eval_frequency", "Evaluate on the dev split every this many steps, and after the "
+       "last step, whether or not a checkpoint is saved at that step.",
        value<int64_t>()->default_value("1000"))
-      ("schedule", "train, evaluate or continuous_train_and_eval.",
+      ("schedule", "continuous_train_and_eval (train, evaluating on the way), train (no "
+       "evaluations) or evaluate (evaluate the latest checkpoint once).",
        value<std::string>()->default_value("continuous_train_and_eval"))
-      ("keep_checkpoint_max", "Keep this many most recent checkpoints.",
+      ("keep_checkpoint_max", "Keep this many most recent checkpoints; 0 = keep all.",
        value<int>()->default_value("20"))
-      ("save_checkpoints_steps", "Checkpoint every this many steps; 0 = --local_eval_frequency.",
+      ("save_checkpoints_steps", "Save a checkpoint every this many steps, and after the last "
+       "step; 0 = every --local_eval_frequency steps.",
        value<int64_t>()->default_value("0"))
-      ("save_checkpoints_secs", "Also checkpoint every this many seconds; 0 = off.",
+      ("save_checkpoints_secs", "Also save a checkpoint once this many seconds have passed since "
+       "the last one; 0 = off.",
        value<int64_t>()->default_value("0"))
       ("log_step_count_steps", "Log progress every this many steps.",
        value<int64_t>()->default_value("100"))
@@ -64,13 +70,11 @@ int train(const cxxopts::ParseResult& flags) {
   o.seed = flags["random_seed"].as<uint64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
   o.mixed_precision = flags["mixed_precision"].as<std::string>();
-  if (o.max_nonfinite_steps < 1) throw t2t::cli::UsageError("--max_nonfinite_steps must be >= 1");
-  for (auto [name, value] : {std::pair<const char*, int64_t>{"train_steps", o.train_steps},
-                             {"eval_steps", o.eval_steps},
-                             {"local_eval_frequency", o.local_eval_frequency},
-                             {"log_step_count_steps", o.log_step_count_steps}})
-    if (value <= 0 && std::string(name) != "train_steps")
-      throw t2t::cli::UsageError(std::string("--") + name + " must be positive");
+  try {
+    t2t::check_train_options(o);
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::UsageError(e.what());
+  }
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
   const int worker_gpu = flags["worker_gpu"].as<int>();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -131,10 +132,7 @@ class TrainingRun {
         worker_(options.worker.value_or(WorkerEnv{})),
         chief_(worker_.rank == 0),
         device_(options.device) {
-    if (options.schedule != "train" && options.schedule != "evaluate" &&
-        options.schedule != "continuous_train_and_eval")
-      throw Error("--schedule=" + options.schedule +
-                  " is not one of train, evaluate, continuous_train_and_eval");
+    check_train_options(options);
   }
 
   void run() {
@@ -336,6 +334,7 @@ class TrainingRun {
     const int64_t save_every = options_.save_checkpoints_steps > 0
                                    ? options_.save_checkpoints_steps
                                    : options_.local_eval_frequency;
+    const bool evaluating = options_.schedule == "continuous_train_and_eval";
     TrainStep train_step(*model_, *optimizer_, hp_, device_, options_.mixed_precision,
                          communicator_.get());
     if (options_.mixed_precision != "none")
@@ -376,10 +375,9 @@ class TrainingRun {
       if (crossed(step_, accumulate, save_every) || last || save_time_reached(since_save)) {
         save(reader, train_step);
         since_save.restart();
-        if (options_.schedule == "continuous_train_and_eval" &&
-            (crossed(step_, accumulate, options_.local_eval_frequency) || last))
-          evaluate_and_log();
       }
+      if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last))
+        evaluate_and_log();
     }
     if (step_ == first_step)
       spdlog::info("already at step {} of {}: nothing to train", step_, options_.train_steps);
@@ -406,6 +404,33 @@ class TrainingRun {
 };
 
 }  // namespace
+
+void check_train_options(const TrainOptions& o) {
+  if (o.schedule != "train" && o.schedule != "evaluate" && o.schedule != "continuous_train_and_eval")
+    throw Error("--schedule=" + o.schedule +
+                " is not one of train, evaluate, continuous_train_and_eval");
+  auto flag = [](const char* name, int64_t value) {
+    return std::string("--") + name + "=" + std::to_string(value);
+  };
+  // 0 steps to train is refused as TF's Estimator refuses max_steps=0:
+  // a run that trains nothing is a mistake; --schedule=evaluate evaluates.
+  if (o.train_steps < 1)
+    throw Error(flag("train_steps", o.train_steps) + " must be at least 1: it is the step "
+                "training stops at (counted from 0, a resumed run included). To evaluate the "
+                "latest checkpoint without training, use --schedule=evaluate.");
+  for (auto [name, value] : {std::pair<const char*, int64_t>{"eval_steps", o.eval_steps},
+                             {"local_eval_frequency", o.local_eval_frequency},
+                             {"log_step_count_steps", o.log_step_count_steps},
+                             {"max_nonfinite_steps", o.max_nonfinite_steps}})
+    if (value < 1) throw Error(flag(name, value) + " must be at least 1");
+  for (auto [name, value, zero] :
+       {std::tuple<const char*, int64_t, const char*>{"save_checkpoints_steps",
+                                                      o.save_checkpoints_steps,
+                                                      "every --local_eval_frequency steps"},
+        {"save_checkpoints_secs", o.save_checkpoints_secs, "no time-based checkpoints"},
+        {"keep_checkpoint_max", o.keep_checkpoint_max, "keep every checkpoint"}})
+    if (value < 0) throw Error(flag(name, value) + " must be 0 (" + zero + ") or more");
+}
 
 void run_training(const TrainOptions& options, const HParams& hp) {
   TrainingRun(options, hp).run();

@@ -20,11 +20,13 @@ struct TrainOptions {
   std::string schedule = "continuous_train_and_eval";  // or "train", "evaluate"
   int64_t train_steps = 250000;
   int64_t eval_steps = 100;
+  // Evaluations and checkpoints have cadences of their own; the last step
+  // gets both.
   int64_t local_eval_frequency = 1000;
   int64_t save_checkpoints_steps = 0;  // 0: local_eval_frequency
   int64_t save_checkpoints_secs = 0;   // 0: off
   int64_t log_step_count_steps = 100;
-  int keep_checkpoint_max = 20;
+  int keep_checkpoint_max = 20;  // 0: keep all
   // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
   // counted; this many in a row stop training, the last checkpoint intact.
   int64_t max_nonfinite_steps = 10;
@@ -37,6 +39,11 @@ struct TrainOptions {
   // hparams.yaml and runs the evaluations.
   std::optional<WorkerEnv> worker;
 };
+
+// Throws t2t::Error naming the flag for a value or combination the trainer
+// cannot honour (--train_steps=-5, --save_checkpoints_steps=-1, ...).
+// run_training() calls it first; a front end may call it earlier.
+void check_train_options(const TrainOptions& options);
 
 // Trains (and evaluates, per `schedule`) until train_steps, resuming from the
 // latest checkpoint in output_dir when there is one. Writes hparams.yaml,
