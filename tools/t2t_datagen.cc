@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "t2t/core/logging.h"
+#include "t2t/core/string_util.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
 #include "t2t/io/example.h"
@@ -17,11 +18,19 @@ namespace {
 void add_datagen_flags(cxxopts::Options& options) {
   using cxxopts::value;
   options.add_options("Datagen")
-      ("max_cases", "Write at most this many examples per split; 0 = all.",
+      ("exclude_problems", "Comma-separated strings: problems whose name contains one of them "
+       "are left out of what --problem selects (T2T's rule), e.g. "
+       "--problem='translate_enzh*' --exclude_problems=wmt.", value<std::string>()->default_value(""))
+      ("num_shards", "Refused, as T2T refuses it for registered problems: every problem has "
+       "its own shard counts, which the trainer and decoder rely on to find the files "
+       "(a YAML problem declares them under shards:).", value<int>()->default_value("0"))
+      ("max_cases", "Write at most this many examples per split (the first ones of the "
+       "problem's data, also the only ones the vocabulary is learned from); 0 = all.",
        value<int64_t>()->default_value("0"))
       ("max_line_bytes", "Drop (and count) pairs with a side longer than this many bytes; "
        "-1 = the problem's own limit, 0 = none.", value<int64_t>()->default_value("-1"))
-      ("only_list", "List the registered problems and exit.")
+      ("only_list", "List the problems --problem selects (every registered one without "
+       "--problem) and exit.")
       ("inspect", "Print statistics and the first examples of this TFRecord file, decoded to "
        "text when --problem and --data_dir are given, then exit.",
        value<std::string>()->default_value(""))
@@ -82,30 +91,134 @@ int inspect(const cxxopts::ParseResult& flags) {
   return 0;
 }
 
+// The comma-separated, trimmed, non-empty parts of a flag's value.
+std::vector<std::string> list_flag(const std::string& value) {
+  std::vector<std::string> out;
+  for (const auto& part : t2t::split(value, ','))
+    if (!t2t::trim(part).empty()) out.push_back(t2t::trim(part));
+  return out;
+}
+
+// Registered names that start almost like `prefix`, for a pattern that
+// matches nothing.
+std::vector<std::string> near_prefix(const std::string& prefix,
+                                     const std::vector<std::string>& names) {
+  std::vector<std::string> starts;
+  for (const auto& n : names) starts.push_back(n.substr(0, prefix.size()));
+  std::vector<std::string> out;
+  for (const auto& close : t2t::close_matches(prefix, starts, 3))
+    for (const auto& n : names)
+      if (t2t::starts_with(n, close) && out.size() < 6 &&
+          std::find(out.begin(), out.end(), n) == out.end())
+        out.push_back(n);
+  return out;
+}
+
+// The problems --problem names, as T2T's t2t-datagen selects them: one name,
+// a comma-separated list, or a prefix ending in '*' (every registered
+// problem that starts with it); then those whose name contains one of
+// --exclude_problems are dropped. In name order. Unlike T2T, a name or
+// pattern that selects nothing is an error rather than skipped.
+std::vector<std::string> select_problems(const std::string& spec, const std::string& exclude) {
+  auto& registry = t2t::problem_registry();
+  std::vector<std::string> names = registry.names();
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> selected;
+  if (t2t::ends_with(spec, "*")) {
+    const std::string prefix = spec.substr(0, spec.size() - 1);
+    for (const auto& n : names)
+      if (t2t::starts_with(n, prefix)) selected.push_back(n);
+    if (selected.empty()) {
+      const auto near = near_prefix(prefix, names);
+      throw t2t::cli::UsageError(
+          "--problem=" + spec + " matches no registered problem" +
+          (near.empty() ? "" : "; near names: " + t2t::join(near, ", ")) +
+          ". --registry_help lists them all.");
+    }
+  } else {
+    for (const auto& n : list_flag(spec)) {
+      if (!registry.contains(n) && t2t::ends_with(n, "_rev") &&
+          registry.contains(n.substr(0, n.size() - 4)))
+        throw t2t::cli::UsageError("--problem=" + n + ": generate data for " +
+                                   n.substr(0, n.size() - 4) +
+                                   "; the _rev variant reads the same files");
+      if (!registry.contains(n)) throw t2t::cli::UsageError(registry.unknown_message(n));
+      if (std::find(selected.begin(), selected.end(), n) == selected.end()) selected.push_back(n);
+    }
+    std::sort(selected.begin(), selected.end());
+  }
+  const auto excludes = list_flag(exclude);
+  for (const auto& x : excludes) {
+    if (std::none_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n.find(x) != std::string::npos; }))
+      throw t2t::cli::UsageError("--exclude_problems: '" + x +
+                                 "' is in no registered problem's name, so it excludes nothing");
+  }
+  std::vector<std::string> kept;
+  for (const auto& n : selected)
+    if (std::none_of(excludes.begin(), excludes.end(),
+                     [&](const std::string& x) { return n.find(x) != std::string::npos; }))
+      kept.push_back(n);
+  if (kept.empty())
+    throw t2t::cli::UsageError("--exclude_problems=" + exclude + " leaves none of --problem=" +
+                               spec + " (" + t2t::join(selected, ", ") + ")");
+  return kept;
+}
+
+// "translate_enzh_wmt32k (train 100, dev 1)": a problem's own shard counts.
+std::string shard_counts(const std::string& name) {
+  std::vector<std::string> parts;
+  for (const auto& s : t2t::create_problem(name)->dataset_splits())
+    parts.push_back(s.name + " " + std::to_string(s.shards));
+  return name + " (" + t2t::join(parts, ", ") + ")";
+}
+
 int generate(const cxxopts::ParseResult& flags) {
+  if (!flags["inspect"].as<std::string>().empty()) return inspect(flags);
+  const std::string spec = flags["problem"].as<std::string>();
   if (flags.count("only_list")) {
-    for (const auto& name : t2t::problem_registry().names()) std::cout << name << "\n";
+    auto names = t2t::problem_registry().names();
+    if (!spec.empty()) names = select_problems(spec, flags["exclude_problems"].as<std::string>());
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) std::cout << name << "\n";
     return 0;
   }
-  if (!flags["inspect"].as<std::string>().empty()) return inspect(flags);
-  const std::string name =
-      t2t::cli::required(flags, "problem", "--problem=translate_enzh_sample");
-  if (t2t::ends_with(name, "_rev"))
-    throw t2t::cli::UsageError("--problem=" + name + ": generate data for " +
-                               name.substr(0, name.size() - 4) +
-                               "; the _rev variant reads the same files");
+  t2t::cli::required(flags, "problem",
+                     "--problem=translate_enzh_sample (or a list a,b, or a prefix 'translate_*')");
+  const std::vector<std::string> problems =
+      select_problems(spec, flags["exclude_problems"].as<std::string>());
+  if (const int shards = flags["num_shards"].as<int>(); shards != 0) {
+    std::vector<std::string> counts;
+    for (const auto& n : problems) counts.push_back(shard_counts(n));
+    throw t2t::cli::UsageError(
+        "--num_shards=" + std::to_string(shards) + " is refused, as T2T refuses it for "
+        "registered problems: the shard counts are the problem's own, and the trainer and "
+        "decoder find the files by them: " + t2t::join(counts, "; ") +
+        ". For other counts, declare a YAML problem with shards: {train: N, dev: M} and load it "
+        "with --t2t_usr_dir.");
+  }
+  const int64_t max_cases = flags["max_cases"].as<int64_t>();
+  if (max_cases < 0)
+    throw t2t::cli::UsageError("--max_cases=" + std::to_string(max_cases) +
+                               " must be 0 (all) or a positive count");
   const std::string data_dir = t2t::cli::required(flags, "data_dir", "--data_dir=t2t_data");
   const std::string tmp_dir = flags["tmp_dir"].as<std::string>();
-  auto problem = t2t::create_problem(name);
   t2t::GenerateOptions options;
   options.threads = flags["threads"].as<int>();
   options.seed = flags["random_seed"].as<uint64_t>();
-  options.max_cases = flags["max_cases"].as<int64_t>();
+  options.max_cases = max_cases;
   options.max_line_bytes = flags["max_line_bytes"].as<int64_t>();
-  const t2t::Stopwatch timer;
-  spdlog::info("generating {} into {} (raw data in {})", name, data_dir, tmp_dir);
-  problem->generate_data(data_dir, tmp_dir, options);
-  spdlog::info("done in {:.1f} s", timer.seconds());
+  if (problems.size() > 1)
+    spdlog::info("generating {} problems: {}", problems.size(), t2t::join(problems, ", "));
+  const t2t::Stopwatch all;
+  for (const auto& name : problems) {
+    auto problem = t2t::create_problem(name);
+    const t2t::Stopwatch timer;
+    spdlog::info("generating {} into {} (raw data in {})", name, data_dir, tmp_dir);
+    problem->generate_data(data_dir, tmp_dir, options);
+    spdlog::info("done in {:.1f} s", timer.seconds());
+  }
+  if (problems.size() > 1) spdlog::info("all {} problems done in {:.1f} s", problems.size(), all.seconds());
   return 0;
 }
 
@@ -115,6 +228,9 @@ int main(int argc, char** argv) {
   cxxopts::Options options("t2t-datagen",
                            "Generates a problem's data, T2T style:\n"
                            "  t2t-datagen --problem=translate_enzh_wmt32k --data_dir=D --tmp_dir=T\n"
+                           "--problem takes one name, a comma-separated list, or a prefix ending "
+                           "in '*' ('translate_enzh*': every registered problem starting so, in "
+                           "name order; --exclude_problems drops some).\n"
                            "Downloads what is missing into --tmp_dir (an archive already there is "
                            "used as is), learns the vocabularies and writes sharded TFRecord files "
                            "of tf.train.Example into --data_dir. Re-running skips what is done.\n");
