@@ -1,6 +1,7 @@
 // t2t-trainer: trains a registered model on a registered problem, with
 // T2T's flags. Everything here is flag handling; the work is in libt2t.
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "t2t/core/error.h"
@@ -8,6 +9,8 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
+#include "t2t/decode/decode_options.h"
+#include "t2t/decode/dev_bleu.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
 #include "t2t/model/model_registry.h"
@@ -49,6 +52,48 @@ void add_trainer_flags(cxxopts::Options& options) {
       ("mixed_precision", "none; bf16 (autocast, CPU or CUDA); fp16 (autocast with dynamic loss "
        "scaling, CUDA only).",
        value<std::string>()->default_value("none"));
+  options.add_options("Evaluation")
+      ("eval_bleu", "At each evaluation, also decode the dev split (or --decode_from_file) with "
+       "--decode_hparams and score it with sacreBLEU against its references (tokenizer zh for "
+       "Chinese, else 13a): logged and written as BLEU to the eval events; translations in "
+       "<output_dir>/eval/bleu.decodes. Decoding takes time: num_samples in --decode_hparams "
+       "caps the dev sentences decoded.")
+      ("decode_hparams", "With --eval_bleu: decoding settings as t2t-decoder takes them, e.g. "
+       "'beam_size=4,alpha=0.6,num_samples=500'.", value<std::string>()->default_value(""))
+      ("decode_from_file", "With --eval_bleu: decode this file, one sentence a line, instead of "
+       "the dev split (needs --decode_reference).", value<std::string>()->default_value(""))
+      ("decode_reference", "With --eval_bleu and --decode_from_file: the reference "
+       "translations, line for line.", value<std::string>()->default_value(""));
+}
+
+// --eval_bleu: the BLEU of decoding, built here from t2t/decode and handed
+// to the trainer as an extra evaluation (the trainer does not decode).
+t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
+                                     const t2t::TrainOptions& o) {
+  const bool eval_bleu = flags.count("eval_bleu") > 0;
+  for (const char* name : {"decode_hparams", "decode_from_file", "decode_reference"})
+    if (!eval_bleu && !flags[name].as<std::string>().empty())
+      throw t2t::cli::UsageError(std::string("--") + name + " is for --eval_bleu (BLEU at each "
+                                 "evaluation); add --eval_bleu or leave it out");
+  if (!eval_bleu) return {};
+  if (o.schedule == "train")
+    throw t2t::cli::UsageError("--eval_bleu scores evaluations, and --schedule=train makes none; "
+                               "use --schedule=continuous_train_and_eval");
+  // Only the chief evaluates.
+  if (o.worker && o.worker->rank != 0) return {};
+  t2t::DevBleuOptions bleu;
+  t2t::HParams dp = t2t::default_decode_hparams();
+  dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
+  bleu.decode = t2t::decode_options(dp);
+  bleu.decode.log_results = false;  // a whole dev set at every evaluation
+  bleu.source_file = flags["decode_from_file"].as<std::string>();
+  bleu.reference_file = flags["decode_reference"].as<std::string>();
+  bleu.decodes_path = (std::filesystem::path(o.output_dir) / "eval" / "bleu.decodes").string();
+  auto scorer = std::make_shared<t2t::DevBleu>(o.problem, o.data_dir, std::move(bleu),
+                                               torch::Device(o.device));
+  return [scorer](const std::shared_ptr<t2t::T2TModel>& model, int64_t step) {
+    return t2t::EvalMetrics{{"bleu", scorer->score(model, step)}};
+  };
 }
 
 int train(const cxxopts::ParseResult& flags) {
@@ -93,6 +138,9 @@ int train(const cxxopts::ParseResult& flags) {
         " CUDA device(s) are visible. Start fewer workers, or use --device=cpu for workers on "
         "the CPU (Gloo).");
   if (o.worker && cuda) o.device = "cuda:" + std::to_string(o.worker->local_rank);
+  // Before any worker starts, so that a mistake in the BLEU flags or files
+  // shows once.
+  o.extra_evaluation = bleu_evaluation(flags, o);
   if (worker_gpu > 1 && !o.worker) {
     // Flags and hparams were checked above, once, before any worker starts.
     return t2t::run_local_workers(t2t::cli::command_line(), worker_gpu);

@@ -264,9 +264,11 @@ class TrainingRun {
     spdlog::info("saved {}", path);
   }
 
-  void evaluate_and_log() {
-    // The chief evaluates alone; the others wait at the next collective.
-    if (!chief_) return;
+  // The chief evaluates alone (the others wait at their next collective);
+  // it logs and writes the eval events and returns the metrics by name
+  // (eval_metrics.h). Empty on the other workers.
+  EvalMetrics evaluate_and_log() {
+    if (!chief_) return {};
     Stopwatch timer;
     const EvalResult r = evaluate(*model_, *problem_, options_.data_dir, hp_,
                                   options_.eval_steps, options_.seed, device_);
@@ -275,11 +277,32 @@ class TrainingRun {
                  "real BLEU) ({} tokens, {:.1f} s)",
                  step_, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.approx_bleu, r.tokens,
                  timer.seconds());
-    eval_events_->add_scalars(step_, {{"loss", r.loss}, {"metrics/accuracy", r.accuracy},
-                                      {"metrics/accuracy_top5", r.accuracy_top5},
-                                      {"metrics/neg_log_perplexity", -r.loss},
-                                      {"metrics/approx_bleu_score", r.approx_bleu}});
+    EvalMetrics metrics{{"loss", r.loss},
+                        {"accuracy", r.accuracy},
+                        {"accuracy_top5", r.accuracy_top5},
+                        {"neg_log_perplexity", -r.loss},
+                        {"approx_bleu_score", r.approx_bleu}};
+    if (options_.extra_evaluation) {
+      EvalMetrics extra;
+      {
+        torch::NoGradGuard no_grad;
+        extra = options_.extra_evaluation(model_, step_);
+      }
+      model_->train();
+      for (const auto& [name, value] : extra) {
+        const EvalMetricInfo* info = find_eval_metric(name);
+        spdlog::info("eval at step {}: {} {:.4f}", step_, info ? info->event_tag : name, value);
+        metrics[name] = value;
+      }
+    }
+    std::vector<std::pair<std::string, double>> scalars;
+    for (const auto& [name, value] : metrics) {
+      const EvalMetricInfo* info = find_eval_metric(name);
+      scalars.emplace_back(info ? info->event_tag : name, value);
+    }
+    eval_events_->add_scalars(step_, scalars);
     eval_events_->flush();
+    return metrics;
   }
 
   // A step whose loss or gradient was not finite was skipped; too many in a

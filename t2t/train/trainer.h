@@ -8,6 +8,7 @@
 
 #include "t2t/core/hparams.h"
 #include "t2t/distributed/communicator.h"
+#include "t2t/train/eval_metrics.h"
 
 namespace t2t {
 
@@ -27,6 +28,9 @@ struct TrainOptions {
   int64_t save_checkpoints_secs = 0;   // 0: off
   int64_t log_step_count_steps = 100;
   int keep_checkpoint_max = 20;  // 0: keep all
+  // At each evaluation, on the chief, after the teacher-forced metrics (BLEU
+  // from decoding, when the tool supplies it). May be empty.
+  ExtraEvaluation extra_evaluation;
   // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
   // counted; this many in a row stop training, the last checkpoint intact.
   int64_t max_nonfinite_steps = 10;

@@ -1,0 +1,78 @@
+#include "t2t/decode/dev_bleu.h"
+
+#include <filesystem>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/core/string_util.h"
+#include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decoder.h"
+#include "t2t/metrics/sacrebleu.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+DevBleu::DevBleu(const std::string& problem, const std::string& data_dir, DevBleuOptions options,
+                 torch::Device device)
+    : problem_(create_problem(problem)),
+      data_dir_(data_dir),
+      options_(std::move(options)),
+      device_(device) {
+  if (!ends_with(options_.decodes_path, ".decodes"))
+    throw Error("the BLEU decodes file must end in .decodes, got " + options_.decodes_path);
+  encoders_ = problem_->feature_encoders(data_dir_);
+  if (!options_.source_file.empty()) {
+    if (options_.reference_file.empty())
+      throw Error("--decode_from_file=" + options_.source_file +
+                  " needs --decode_reference: BLEU compares with the reference translations");
+    const auto sources =
+        read_records(options_.source_file, options_.decode.delimiter, "--decode_from_file");
+    references_ =
+        read_records(options_.reference_file, options_.decode.delimiter, "--decode_reference");
+    if (sources.size() != references_.size())
+      throw Error("--decode_from_file=" + options_.source_file + " has " +
+                  std::to_string(sources.size()) + " lines but --decode_reference=" +
+                  options_.reference_file + " has " + std::to_string(references_.size()) +
+                  "; BLEU needs one reference per source line");
+    if (sources.empty())
+      throw Error("--decode_from_file=" + options_.source_file + " is empty: nothing to score");
+    return;
+  }
+  if (!options_.reference_file.empty())
+    throw Error("--decode_reference=" + options_.reference_file +
+                " needs --decode_from_file: the dev split brings its own references");
+  for (const auto& path : problem_->data_filepaths(data_dir_, "dev"))
+    if (!fs::exists(path))
+      throw Error("--eval_bleu decodes the dev split, but " + path + " is missing; run "
+                  "t2t-datagen --problem=" + problem_->name() + " --data_dir=" + data_dir_ +
+                  " first, or give --decode_from_file and --decode_reference");
+}
+
+double DevBleu::score(const std::shared_ptr<T2TModel>& model, int64_t step) {
+  const Stopwatch clock;
+  Decoder decoder(model, encoders_.inputs, encoders_.targets, options_.decode, device_);
+  // t2t-decoder's own modes, so that the scores match what it would print.
+  DecodeOutcome outcome;
+  std::string source;
+  if (options_.source_file.empty()) {
+    outcome = decode_dev_split(decoder, *problem_, data_dir_, options_.decodes_path);
+    source = "the dev split";
+  } else {
+    outcome = decode_file(decoder, options_.source_file, options_.decodes_path);
+    outcome.references = references_;
+    source = options_.source_file;
+  }
+  if (outcome.hypotheses.empty())
+    throw Error("--eval_bleu: " + source + " gave no sentences to score");
+  SacreBleuOptions bleu_options;
+  bleu_options.tokenize = default_tokenizer_for(outcome.references);
+  const SacreBleuResult bleu = corpus_bleu(outcome.hypotheses, outcome.references, bleu_options);
+  spdlog::info("BLEU at step {} on {} sentences of {} ({:.1f} s): {} ({})", step,
+               outcome.hypotheses.size(), source, clock.seconds(), bleu.to_string(),
+               bleu.signature);
+  return bleu.score;
+}
+
+}  // namespace t2t
