@@ -1,8 +1,12 @@
-// t2t-decoder: translates with a trained model, T2T's flags. The work is in
-// t2t/decode/; this file maps flags onto it.
+// t2t-decoder: translates with a trained model, or scores given
+// translations (--score_file), T2T's flags. The work is in t2t/decode/;
+// this file maps flags onto it.
 #include <filesystem>
 #include <iostream>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
@@ -10,6 +14,7 @@
 #include "t2t/decode/decode_modes.h"
 #include "t2t/decode/decode_options.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/decode/score_file.h"
 #include "t2t/model/model_registry.h"
 #include "tools/cli_common.h"
 
@@ -24,7 +29,41 @@ void add_decoder_flags(cxxopts::Options& options) {
        value<std::string>()->default_value(""))
       ("decode_reference", "Reference translations; BLEU is printed at the end.",
        value<std::string>()->default_value(""))
-      ("decode_interactive", "Read sentences from standard input and answer each at once.");
+      ("decode_interactive", "Read sentences from standard input and answer each at once.")
+      ("score_file", "Score instead of translating: a file of 'input<TAB>target' lines. Writes to "
+       "--decode_to_file (default: standard output) one number a line, in the file's order, "
+       "printed %.6f: the natural-log probability of the target given the input, i.e. the sum "
+       "over the target's subword tokens, EOS included, of log p(token | input, the tokens "
+       "before it), teacher-forced, without label smoothing. It is <= 0, higher = likelier. "
+       "(T2T writes its training loss there instead: label-smoothed, averaged per token, "
+       "positive.) Lines are scored in batches of --decode_hparams batch_size.",
+       value<std::string>()->default_value(""));
+}
+
+// --decode_hparams keys that shape a search, which scoring runs none of:
+// refused when changed rather than silently ignored.
+void refuse_search_decode_hparams(const std::string& decode_hparams) {
+  t2t::HParams given = t2t::default_decode_hparams();
+  given.parse(decode_hparams, "--decode_hparams");
+  const t2t::HParams defaults = t2t::default_decode_hparams();
+  for (const char* key : {"beam_size", "alpha", "extra_length", "return_beams",
+                          "write_beam_scores", "num_samples", "delimiter"})
+    if (t2t::hvalue_to_string(given.value(key)) != t2t::hvalue_to_string(defaults.value(key)))
+      throw t2t::cli::UsageError(std::string("--decode_hparams ") + key + " does not apply to "
+                                 "--score_file, which scores the given targets without a search");
+}
+
+// --score_file: the scores of the given pairs, to --decode_to_file or
+// standard output.
+int score(t2t::Decoder& decoder, const std::string& path, const std::string& to_file) {
+  const std::string text = t2t::format_scores(t2t::score_file(decoder, path));
+  if (to_file.empty()) {
+    std::cout << text << std::flush;
+  } else {
+    t2t::write_file_atomic(to_file, text);
+    spdlog::info("wrote {}", to_file);
+  }
+  return 0;
 }
 
 // How tokens are picked, for the start-up line: nothing for argmax.
@@ -46,9 +85,15 @@ int decode(const cxxopts::ParseResult& flags) {
 
   const t2t::HParams hp = t2t::cli::run_hparams(flags, output_dir);
   t2t::DecodeOptions options = t2t::cli::decoding_options(flags);
+  const std::string score_path = flags["score_file"].as<std::string>();
+  if (!score_path.empty() && flags["decode_to_file"].as<std::string>().empty()) {
+    // The scores go to standard output: the log moves out of their way.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
+    t2t::setup_logging(flags["log_level"].as<std::string>());
+  }
   try {
     options.search.sampling = t2t::sampling_options(hp, flags["random_seed"].as<uint64_t>());
-    t2t::check_sampling_search(options.search);
+    if (score_path.empty()) t2t::check_sampling_search(options.search);
   } catch (const t2t::Error& e) {
     throw t2t::cli::UsageError(e.what());
   }
@@ -67,6 +112,12 @@ int decode(const cxxopts::ParseResult& flags) {
   if (interactive && !reference.empty())
     throw t2t::cli::UsageError("--decode_reference needs --decode_from_file or the dev split, "
                                "not --decode_interactive");
+  if (!score_path.empty()) {
+    if (interactive || !from_file.empty() || !reference.empty())
+      throw t2t::cli::UsageError("--score_file scores given translations: it goes without "
+                                 "--decode_from_file, --decode_interactive and --decode_reference");
+    refuse_search_decode_hparams(flags["decode_hparams"].as<std::string>());
+  }
   const t2t::OutputNaming naming{model_name, flags["hparams_set"].as<std::string>(), problem_name};
   auto output_name = [&](const std::string& base) {
     if (naming.hparams_set.empty())
@@ -79,14 +130,18 @@ int decode(const cxxopts::ParseResult& flags) {
       *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
       flags["checkpoint_path"].as<std::string>(), torch::Device(device));
   t2t::quantize_for_decoding(*loaded.model, quantize);
-  spdlog::info("problem {}, model {} from {} (step {}), device {}{}, beam_size {}, alpha {}, "
-               "batch_size {}{}",
-               problem_name, model_name, loaded.checkpoint, loaded.step, device,
-               quantize == "none" ? "" : ", " + quantize + " weights", options.search.beam_size,
-               options.search.alpha, options.batch_size, sampling_summary(options.search.sampling));
+  const std::string search =
+      score_path.empty() ? fmt::format(", beam_size {}, alpha {}{}", options.search.beam_size,
+                                       options.search.alpha,
+                                       sampling_summary(options.search.sampling))
+                         : std::string(", scoring --score_file");
+  spdlog::info("problem {}, model {} from {} (step {}), device {}{}, batch_size {}{}", problem_name,
+               model_name, loaded.checkpoint, loaded.step, device,
+               quantize == "none" ? "" : ", " + quantize + " weights", options.batch_size, search);
   t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
                        torch::Device(device));
 
+  if (!score_path.empty()) return score(decoder, score_path, to_file);
   if (interactive) {
     t2t::decode_interactively(decoder, std::cin, std::cout);
     return 0;

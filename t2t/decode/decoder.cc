@@ -13,6 +13,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/decode/decode_batches.h"
 #include "t2t/decode/parallel_batches.h"
+#include "t2t/decode/score.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
@@ -70,6 +71,54 @@ std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::st
     ids.push_back(kEosId);
   }
   return ids;
+}
+
+std::vector<int64_t> Decoder::encode_target(const std::string& line) {
+  std::string text = line;
+  if (!is_valid_utf8(text)) {
+    {
+      std::lock_guard<std::mutex> lock(counts_mutex_);
+      ++counts_.invalid_utf8;
+    }
+    text = utf8_replace_invalid(text);
+  }
+  text = u32_to_utf8(python_strip(utf8_to_u32(text)));
+  if (text.empty()) return {};
+  std::vector<int64_t> ids = target_encoder_->encode(text);
+  ids.push_back(kEosId);
+  return ids;
+}
+
+std::vector<double> Decoder::score(const std::vector<std::vector<int64_t>>& sources,
+                                   const std::vector<std::vector<int64_t>>& targets) {
+  if (sources.size() != targets.size())
+    throw Error("Decoder::score: " + std::to_string(sources.size()) + " sources but " +
+                std::to_string(targets.size()) + " targets");
+  const int64_t n = static_cast<int64_t>(sources.size());
+  for (int64_t i = 0; i < n; ++i)
+    if (is_empty_source(sources[i]) || targets[i].empty() || targets[i].back() != kEosId)
+      throw Error("Decoder::score: pair " + std::to_string(i + 1) + " needs a non-empty source "
+                  "and a target ending in EOS");
+  std::vector<double> out(n, 0.0);
+  const Stopwatch clock;
+  double last_report = 0.0;
+  int64_t done = 0, tokens = 0;
+  for (const auto& rows : decode_batches(sources, options_.batch_size)) {
+    const auto scores = target_log_probs(*model_, padded_batch(sources, rows).to(device_),
+                                         padded_batch(targets, rows).to(device_));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      out[rows[r]] = scores[static_cast<int64_t>(r)].item<double>();
+      tokens += static_cast<int64_t>(targets[rows[r]].size());
+    }
+    done += static_cast<int64_t>(rows.size());
+    const double now = clock.seconds();
+    if (now - last_report >= options_.progress_seconds && done < n) {
+      last_report = now;
+      spdlog::info("scored {}/{} pairs: {:.1f} pairs/s, {:.0f} target tokens/s", done, n,
+                   done / now, tokens / now);
+    }
+  }
+  return out;
 }
 
 DecodeCounts& DecodeCounts::operator+=(const DecodeCounts& other) {

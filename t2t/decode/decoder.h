@@ -82,6 +82,18 @@ class Decoder {
                                         DecodeCounts* counts = nullptr,
                                         int64_t first_key = 0) const;
 
+  // A target as score() takes it: surrounding whitespace stripped, invalid
+  // UTF-8 replaced (counted with the sources'), encoded by the target
+  // vocabulary, EOS appended; no ids at all for an empty line.
+  std::vector<int64_t> encode_target(const std::string& line);
+
+  // Teacher-forced (score.h): per pair (sources[i], targets[i]), both
+  // encoded and ending in EOS, the sum of the log-probabilities of the
+  // target's ids, in the pairs' order. Batches of batch_size pairs, longest
+  // source first; a progress line every progress_seconds.
+  std::vector<double> score(const std::vector<std::vector<int64_t>>& sources,
+                            const std::vector<std::vector<int64_t>>& targets);
+
   // One output record without the delimiter: the best text, or with
   // return_beams every hypothesis tab-separated, each followed by
   // "\t<score>" (%.2f) when write_beam_scores. Tabs and line breaks inside

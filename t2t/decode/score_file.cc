@@ -1,0 +1,62 @@
+#include "t2t/decode/score_file.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decoder.h"
+
+namespace t2t {
+
+std::vector<double> score_file(Decoder& decoder, const std::string& path) {
+  const Stopwatch clock;
+  const auto lines = read_records(path, "\n", "--score_file");
+  std::vector<std::vector<int64_t>> sources, targets;
+  sources.reserve(lines.size());
+  targets.reserve(lines.size());
+  int64_t target_tokens = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i];
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = "--score_file=" + path + " line " + std::to_string(i + 1);
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos)
+      throw Error(where + " has no TAB: each line must be 'input<TAB>target'");
+    if (line.find('\t', tab + 1) != std::string::npos)
+      throw Error(where + " has more than one TAB: each line must be 'input<TAB>target'");
+    sources.push_back(decoder.encode_source(line.substr(0, tab), where));
+    targets.push_back(decoder.encode_target(line.substr(tab + 1)));
+    if (sources.back().empty())
+      throw Error(where + " has an empty input (before the TAB); every pair needs both sides");
+    if (targets.back().empty())
+      throw Error(where + " has an empty target (after the TAB); every pair needs both sides");
+    target_tokens += static_cast<int64_t>(targets.back().size());
+  }
+  spdlog::info("scoring {} pairs of {}", lines.size(), path);
+  const auto scores = decoder.score(sources, targets);
+  const double secs = std::max(clock.seconds(), 1e-9);
+  spdlog::info("scored {} pairs ({} target tokens, EOS included) in {:.1f} s: {:.1f} pairs/s",
+               scores.size(), target_tokens, secs, scores.size() / secs);
+  const auto counts = decoder.counts();
+  if (counts.invalid_utf8 > 0)
+    spdlog::warn("{} sides held invalid UTF-8, replaced by U+FFFD before scoring",
+                 counts.invalid_utf8);
+  if (counts.truncated > 0)
+    spdlog::warn("{} inputs were longer than max_input_size and were cut", counts.truncated);
+  return scores;
+}
+
+std::string format_scores(const std::vector<double>& scores) {
+  std::string out;
+  char buf[64];
+  for (double s : scores) {
+    std::snprintf(buf, sizeof buf, "%.6f\n", s);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace t2t
