@@ -19,7 +19,11 @@
 #include <thread>
 
 #include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/file_util.h"
 #include "t2t/io/tfrecord.h"
+#include "t2t/train/best_checkpoint.h"
+#include "t2t/train/early_stopping.h"
+#include "t2t/train/eval_metrics.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -89,8 +93,9 @@ void head_of_sample(const std::string& name, size_t n, const std::string& path) 
 
 TEST_CASE("evaluations and checkpoints keep their own cadences", "[trainer_loop][e2e]") {
   TempDir dir("trainer_loop_cadence");
-  // Evaluating more often than saving: no checkpoint is made for it.
-  auto often = run_command(trainer(dir / "eval_often", "--train_steps=30 "
+  // Evaluating more often than saving: no checkpoint is made for it (unless
+  // it finds a new best, which --best_metric=none turns off).
+  auto often = run_command(trainer(dir / "eval_often", "--train_steps=30 --best_metric=none "
                                    "--local_eval_frequency=10 --save_checkpoints_steps=30"));
   INFO(often.output);
   REQUIRE(often.exit_code == 0);
@@ -98,7 +103,7 @@ TEST_CASE("evaluations and checkpoints keep their own cadences", "[trainer_loop]
   CHECK(checkpoint_steps(dir / "eval_often") == std::vector<int64_t>{30});
 
   // Saving more often than evaluating; a last step off both cadences gets both.
-  auto rarely = run_command(trainer(dir / "eval_rarely", "--train_steps=35 "
+  auto rarely = run_command(trainer(dir / "eval_rarely", "--train_steps=35 --best_metric=none "
                                     "--local_eval_frequency=30 --save_checkpoints_steps=10"));
   INFO(rarely.output);
   REQUIRE(rarely.exit_code == 0);
@@ -194,4 +199,200 @@ TEST_CASE("--eval_bleu with --decode_from_file scores against --decode_reference
   CHECK(train_only.exit_code == 2);
   CHECK_THAT(train_only.output, Catch::Contains("--schedule=train makes none"));
   for (const char* bad : {"bad1", "bad2", "bad3", "bad4"}) CHECK_FALSE(fs::exists(dir / bad));
+}
+
+// ---- The best checkpoint and early stopping ----
+
+TEST_CASE("early stopping follows T2T's plateau rule", "[trainer_loop]") {
+  using History = std::vector<std::pair<int64_t, double>>;
+  // Reference: the last evaluation at least 200 steps before the latest
+  // (step 100, 5.0); nothing since gained 0.1.
+  CHECK(t2t::has_plateaued(History{{100, 5.0}, {200, 4.95}, {300, 4.93}}, 200, 0.1, true));
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 5.0}, {200, 4.95}, {300, 4.85}}, 200, 0.1, true));
+  // A gain of exactly delta counts as progress.
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 5.0}, {200, 4.75}}, 100, 0.25, true));
+  // An improvement inside the window that was lost again still counts.
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 5.0}, {200, 4.8}, {300, 5.0}}, 200, 0.1, true));
+  // Not enough history: one evaluation, or none old enough.
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 5.0}}, 100, 0.1, true));
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 5.0}, {200, 5.0}, {300, 5.0}}, 250, 0.1, true));
+  // Upwards metrics (BLEU): a fall is no progress, a rise of delta is.
+  CHECK(t2t::has_plateaued(History{{100, 10.0}, {200, 10.05}, {300, 9.0}}, 200, 0.1, false));
+  CHECK_FALSE(t2t::has_plateaued(History{{100, 10.0}, {200, 10.2}}, 100, 0.1, false));
+  // The reference is the latest old enough evaluation, not the first.
+  CHECK(t2t::has_plateaued(History{{100, 9.0}, {200, 5.0}, {300, 4.95}}, 100, 0.1, true));
+  // A NaN evaluation is no progress.
+  CHECK(t2t::has_plateaued(History{{100, 5.0}, {200, std::nan("")}}, 100, 0.1, true));
+
+  t2t::EarlyStoppingOptions options;
+  options.steps = 200;
+  auto why = t2t::early_stopping_reason(History{{100, 5.0}, {200, 4.95}, {300, 4.93}}, options);
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("loss has not decreased by 0.1 or more in 200 steps"));
+  CHECK_THAT(*why, Catch::Contains("5 at step 100, at best 4.93 since"));
+  options.steps = 0;  // off
+  CHECK_FALSE(t2t::early_stopping_reason(History{{100, 5.0}, {300, 5.0}}, options));
+}
+
+TEST_CASE("the best checkpoint is kept by its metric's direction and read back",
+          "[trainer_loop]") {
+  CHECK(t2t::improves_on(std::nullopt, 3.0, false));
+  CHECK_FALSE(t2t::improves_on(std::nullopt, std::nan(""), false));
+  const t2t::BestRecord best{"loss", 2.0, 10, "model.ckpt-10.pt"};
+  CHECK(t2t::improves_on(best, 1.9, false));
+  CHECK_FALSE(t2t::improves_on(best, 2.0, false));  // a tie keeps the older
+  CHECK_FALSE(t2t::improves_on(best, 2.1, false));
+  CHECK(t2t::improves_on(best, 2.1, true));
+  CHECK_FALSE(t2t::improves_on(best, std::nan(""), true));
+
+  TempDir dir("trainer_loop_best_unit");
+  const std::string run = dir / "run";
+  t2t::write_file_atomic(run + "/model.ckpt-10.pt", "ten");
+  t2t::write_file_atomic(run + "/model.ckpt-20.pt", "twenty");
+  t2t::write_file_atomic(run + "/hparams.yaml", "hidden_size: 64\n");
+  const t2t::EvalMetricInfo& loss = *t2t::find_eval_metric("loss");
+  {
+    t2t::BestCheckpoint keeper(run, loss);
+    CHECK_FALSE(keeper.best());
+    keeper.record(run + "/model.ckpt-10.pt", 10, 2.5);
+    keeper.record(run + "/model.ckpt-20.pt", 20, 2.0);
+  }
+  const std::string best_dir = t2t::BestCheckpoint::dir_of(run);
+  // One checkpoint, the latest best, named by the index as in a run directory.
+  CHECK(t2t::list_checkpoints(best_dir) == std::vector<std::string>{best_dir + "/model.ckpt-20.pt"});
+  CHECK(t2t::latest_checkpoint(best_dir) == best_dir + "/model.ckpt-20.pt");
+  CHECK(t2t::read_file(best_dir + "/model.ckpt-20.pt") == "twenty");
+  CHECK(t2t::read_file(best_dir + "/hparams.yaml") == "hidden_size: 64\n");
+  // A restart reads it back: worse values do not replace it.
+  t2t::BestCheckpoint again(run, loss);
+  REQUIRE(again.best());
+  CHECK(again.best()->step == 20);
+  CHECK(again.best()->value == 2.0);
+  CHECK_FALSE(again.improves(2.2));
+  CHECK(again.improves(1.5));
+  // Kept by another metric: not comparable, so not a bar to clear.
+  t2t::BestCheckpoint by_bleu(run, *t2t::find_eval_metric("bleu"));
+  CHECK_FALSE(by_bleu.best());
+}
+
+TEST_CASE("the evaluation history survives a restart, cut at the resumed step",
+          "[trainer_loop]") {
+  TempDir dir("trainer_loop_history");
+  const std::string path = dir / "eval/history.yaml";
+  {
+    t2t::EvalHistory history(path, 0);
+    history.record(10, {{"loss", 3.0}, {"accuracy", 0.1}});
+    history.record(20, {{"loss", 2.5}, {"accuracy", 0.2}, {"bleu", 1.5}});
+    history.record(30, {{"loss", 2.0}});
+  }
+  t2t::EvalHistory resumed(path, 20);
+  CHECK(resumed.size() == 2);
+  using Series = std::vector<std::pair<int64_t, double>>;
+  CHECK(resumed.series("loss") == Series{{10, 3.0}, {20, 2.5}});
+  CHECK(resumed.series("bleu") == Series{{20, 1.5}});
+  t2t::write_file_atomic(path, "loss: [1, 2\n");
+  CHECK_THROWS_WITH(t2t::EvalHistory(path, 100), Catch::Contains(path));
+}
+
+TEST_CASE("the best checkpoint by loss lands in best/, also between saves, and survives a "
+          "restart", "[trainer_loop][e2e]") {
+  TempDir dir("trainer_loop_best");
+  const std::string out = dir / "run";
+  // Evaluations every 10 steps, saves every 1000: each new best gets a checkpoint.
+  const std::string flags = "--local_eval_frequency=10 --save_checkpoints_steps=1000 "
+                            "--hparams='batch_size=512,hidden_size=64,filter_size=128,"
+                            "num_heads=2,learning_rate_warmup_steps=10'";
+  auto r = run_command(trainer(out, "--train_steps=30 " + flags));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("new best loss"));
+  const std::string best = out + "/best";
+  const auto kept = t2t::list_checkpoints(best);
+  REQUIRE(kept.size() == 1);
+  const int64_t best_step = t2t::checkpoint_step(kept[0]);
+  CHECK(best_step % 10 == 0);
+  // The step evaluated got a checkpoint of its own, off the saving cadence.
+  CHECK(fs::exists(out + "/model.ckpt-" + std::to_string(best_step) + ".pt"));
+  const std::string record = t2t::read_file(best + "/best.yaml");
+  CHECK_THAT(record, Catch::Contains("metric: loss"));
+  CHECK_THAT(record, Catch::Contains("step: " + std::to_string(best_step)));
+
+  // t2t-decoder loads it as a run directory.
+  const std::string src = dir / "src.en";
+  head_of_sample("dev.en", 3, src);
+  auto decoded = run_command("./t2t-decoder --problem=translate_enzh_sample --model=transformer "
+                             "--data_dir=" + sample_data() + " --output_dir=" + out +
+                             " --checkpoint_path=" + best + " --decode_from_file=" + src +
+                             " --decode_to_file=" + (dir / "out.zh") + " --device=cpu");
+  INFO(decoded.output);
+  CHECK(decoded.exit_code == 0);
+  CHECK_THAT(decoded.output, Catch::Contains(kept[0]));
+  CHECK(t2t::test::read_lines(dir / "out.zh").size() == 3);
+
+  // After a restart the recorded value is the bar: a best that no loss
+  // reaches is kept, and nothing replaces it.
+  t2t::write_file_atomic(best + "/best.yaml", "metric: loss\nvalue: 0.001\nstep: " +
+                                                  std::to_string(best_step) +
+                                                  "\ncheckpoint: model.ckpt-" +
+                                                  std::to_string(best_step) + ".pt\n");
+  auto resumed = run_command(trainer(out, "--train_steps=50 " + flags));
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK_THAT(resumed.output, Catch::Contains("best checkpoint so far: step " +
+                                             std::to_string(best_step) + " with loss 0.0010"));
+  CHECK_THAT(resumed.output, !Catch::Contains("new best"));
+  CHECK(t2t::list_checkpoints(best) == kept);
+  // keep_checkpoint_max prunes the run directory, never best/.
+  auto pruned = run_command(trainer(out, "--train_steps=60 --keep_checkpoint_max=1 " + flags));
+  REQUIRE(pruned.exit_code == 0);
+  CHECK(checkpoint_steps(out) == std::vector<int64_t>{60});
+  CHECK(t2t::list_checkpoints(best) == kept);
+}
+
+TEST_CASE("early stopping ends a run with a checkpoint, and a restart stops at once",
+          "[trainer_loop][e2e]") {
+  TempDir dir("trainer_loop_early");
+  const std::string out = dir / "run";
+  // No 10-step window improves the loss by 100: training stops at the third
+  // evaluation (step 30), the first with one 20 steps before it.
+  const std::string command =
+      trainer(out, "--train_steps=1000 --local_eval_frequency=10 --save_checkpoints_steps=1000 "
+                   "--best_metric=none --eval_early_stopping_steps=20 "
+                   "--eval_early_stopping_metric_delta=100");
+  auto r = run_command(command);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("early stopping at step 30: loss has not decreased by "
+                                       "100 or more in 20 steps"));
+  CHECK(checkpoint_steps(out) == std::vector<int64_t>{30});
+  CHECK(eval_steps_logged(r.output) == std::vector<int64_t>{10, 20, 30});
+  auto again = run_command(command);
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.output, Catch::Contains("this run stopped early before"));
+  CHECK(eval_steps_logged(again.output).empty());
+  CHECK(checkpoint_steps(out) == std::vector<int64_t>{30});
+
+  // Metric names and directions are checked before anything runs.
+  auto bleu = run_command(trainer(dir / "bad1", "--eval_early_stopping_steps=10 "
+                                                "--eval_early_stopping_metric=bleu"));
+  CHECK(bleu.exit_code == 2);
+  CHECK_THAT(bleu.output, Catch::Contains("--eval_early_stopping_metric=bleu needs --eval_bleu"));
+  auto upwards = run_command(trainer(dir / "bad2", "--eval_early_stopping_steps=10 "
+                                                   "--eval_early_stopping_metric=accuracy"));
+  CHECK(upwards.exit_code == 2);
+  CHECK_THAT(upwards.output, Catch::Contains("--eval_early_stopping_metric_minimize=false"));
+  auto unknown = run_command(trainer(dir / "bad3", "--best_metric=blue"));
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("loss, bleu, accuracy, accuracy_top5, "
+                                             "neg_log_perplexity, approx_bleu_score, or none"));
+  auto best_bleu = run_command(trainer(dir / "bad4", "--best_metric=bleu"));
+  CHECK(best_bleu.exit_code == 2);
+  CHECK_THAT(best_bleu.output, Catch::Contains("--best_metric=bleu needs --eval_bleu"));
+  auto train_only = run_command(trainer(dir / "bad5", "--eval_early_stopping_steps=10 "
+                                                      "--schedule=train"));
+  CHECK(train_only.exit_code == 2);
+  auto negative = run_command(trainer(dir / "bad6", "--eval_early_stopping_steps=-1"));
+  CHECK(negative.exit_code == 2);
+  CHECK_THAT(negative.output, Catch::Contains("--eval_early_stopping_steps=-1"));
 }

@@ -63,7 +63,26 @@ void add_trainer_flags(cxxopts::Options& options) {
       ("decode_from_file", "With --eval_bleu: decode this file, one sentence a line, instead of "
        "the dev split (needs --decode_reference).", value<std::string>()->default_value(""))
       ("decode_reference", "With --eval_bleu and --decode_from_file: the reference "
-       "translations, line for line.", value<std::string>()->default_value(""));
+       "translations, line for line.", value<std::string>()->default_value(""))
+      ("best_metric", "Keep the checkpoint with the best value of this eval metric in "
+       "<output_dir>/best/ (a full checkpoint: t2t-decoder --checkpoint_path=<output_dir>/best "
+       "loads it), with best.yaml naming its step and value. A step evaluated without a "
+       "checkpoint gets one when it is the best. Kept across restarts, never pruned by "
+       "--keep_checkpoint_max. One of loss, bleu (needs --eval_bleu), accuracy, accuracy_top5, "
+       "neg_log_perplexity, approx_bleu_score; none = keep no best.",
+       value<std::string>()->default_value("loss"))
+      ("eval_early_stopping_steps", "Stop training (with a checkpoint, exit status 0) once "
+       "--eval_early_stopping_metric has not improved by --eval_early_stopping_metric_delta or "
+       "more over this many steps of evaluations. 0 = off.",
+       value<int64_t>()->default_value("0"))
+      ("eval_early_stopping_metric", "The eval metric early stopping watches: loss, bleu (needs "
+       "--eval_bleu), accuracy, accuracy_top5, neg_log_perplexity, approx_bleu_score.",
+       value<std::string>()->default_value("loss"))
+      ("eval_early_stopping_metric_delta", "The least change of the metric that counts as an "
+       "improvement (BLEU counts 0..100).", value<double>()->default_value("0.1"))
+      ("eval_early_stopping_metric_minimize", "true: the metric improves as it falls (loss); "
+       "false: as it grows (bleu, accuracy, ...).",
+       value<bool>()->default_value("true"));
 }
 
 // --eval_bleu: the BLEU of decoding, built here from t2t/decode and handed
@@ -79,8 +98,6 @@ t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
   if (o.schedule == "train")
     throw t2t::cli::UsageError("--eval_bleu scores evaluations, and --schedule=train makes none; "
                                "use --schedule=continuous_train_and_eval");
-  // Only the chief evaluates.
-  if (o.worker && o.worker->rank != 0) return {};
   t2t::DevBleuOptions bleu;
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(flags["decode_hparams"].as<std::string>(), "--decode_hparams");
@@ -115,11 +132,11 @@ int train(const cxxopts::ParseResult& flags) {
   o.seed = flags["random_seed"].as<uint64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
   o.mixed_precision = flags["mixed_precision"].as<std::string>();
-  try {
-    t2t::check_train_options(o);
-  } catch (const t2t::Error& e) {
-    throw t2t::cli::UsageError(e.what());
-  }
+  o.best_metric = flags["best_metric"].as<std::string>();
+  o.early_stopping.steps = flags["eval_early_stopping_steps"].as<int64_t>();
+  o.early_stopping.metric = flags["eval_early_stopping_metric"].as<std::string>();
+  o.early_stopping.delta = flags["eval_early_stopping_metric_delta"].as<double>();
+  o.early_stopping.minimize = flags["eval_early_stopping_metric_minimize"].as<bool>();
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
   const int worker_gpu = flags["worker_gpu"].as<int>();
@@ -138,9 +155,14 @@ int train(const cxxopts::ParseResult& flags) {
         " CUDA device(s) are visible. Start fewer workers, or use --device=cpu for workers on "
         "the CPU (Gloo).");
   if (o.worker && cuda) o.device = "cuda:" + std::to_string(o.worker->local_rank);
-  // Before any worker starts, so that a mistake in the BLEU flags or files
-  // shows once.
+  // Before any worker starts, so that mistakes show once. The BLEU scorer
+  // first: the checks look for it.
   o.extra_evaluation = bleu_evaluation(flags, o);
+  try {
+    t2t::check_train_options(o);
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::UsageError(e.what());
+  }
   if (worker_gpu > 1 && !o.worker) {
     // Flags and hparams were checked above, once, before any worker starts.
     return t2t::run_local_workers(t2t::cli::command_line(), worker_gpu);

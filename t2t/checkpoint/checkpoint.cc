@@ -252,6 +252,26 @@ std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& ten
   return commit_archive(archive, dir, meta.step);
 }
 
+std::string copy_checkpoint(const std::string& path, const std::string& dir) {
+  create_dir(dir);
+  const std::string name = fs::path(path).filename().string();
+  const std::string dest = (fs::path(dir) / name).string();
+  const std::string tmp = temp_path_for(dest);
+  std::error_code ec;
+  fs::copy_file(path, tmp, fs::copy_options::overwrite_existing, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot copy checkpoint '" + path + "' into '" + dir + "' (disk full?): " +
+                ec.message());
+  }
+  fs::rename(tmp, dest, ec);
+  if (ec) throw Error("cannot rename '" + tmp + "' to '" + dest + "': " + ec.message());
+  write_file_atomic((fs::path(dir) / kIndexFile).string(), name + "\n");
+  for (const std::string& other : list_checkpoints(dir))
+    if (fs::path(other).filename() != name) fs::remove(other, ec);
+  return dest;
+}
+
 TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta) {
   torch::serialize::InputArchive archive = open_archive(path);
   TensorMap tensors;

@@ -86,6 +86,12 @@ TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta)
 std::string save_checkpoint_tensors(const std::string& dir, const TensorMap& tensors,
                                     const CheckpointMeta& meta);
 
+// Copies the checkpoint file `path` into `dir` under its own name (through
+// a temporary file and a rename), points <dir>/checkpoint at it, then
+// removes every other checkpoint of `dir`: `dir` then holds that one alone,
+// whatever its step. Returns the path of the copy. For a run's best/.
+std::string copy_checkpoint(const std::string& path, const std::string& dir);
+
 // The checkpoints in `dir`, oldest first (by step).
 std::vector<std::string> list_checkpoints(const std::string& dir);
 

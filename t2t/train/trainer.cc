@@ -22,8 +22,11 @@
 #include "t2t/io/event_writer.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "t2t/train/learning_rate.h"
+#include "t2t/train/best_checkpoint.h"
+#include "t2t/train/early_stopping.h"
+#include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
+#include "t2t/train/learning_rate.h"
 #include "t2t/train/train_step.h"
 
 namespace t2t {
@@ -140,9 +143,16 @@ class TrainingRun {
     resume();
     if (communicator_) synchronize_workers();
     log_model();
-    if (chief_) eval_events_.emplace((fs::path(options_.output_dir) / "eval").string());
+    if (chief_) open_eval_records();
     if (options_.schedule == "evaluate") {
-      evaluate_and_log();
+      // The latest checkpoint may become the best; a model that has none
+      // (nothing trained yet) has nothing to keep.
+      if (evaluate_and_decide().new_best) {
+        if (saved_step_ == step_)
+          record_best();
+        else if (chief_)
+          spdlog::info("no checkpoint at step {}: nothing to keep in best/", step_);
+      }
       return;
     }
     train();
@@ -177,6 +187,8 @@ class TrainingRun {
     saved_loss_scale_ = meta.loss_scale;
     saved_loss_scale_good_steps_ = meta.loss_scale_good_steps;
     reader_state_ = reader_state_for(meta.reader_state, worker_, latest_);
+    saved_step_ = step_;
+    saved_path_ = latest_;
     spdlog::info("resuming from {} at step {}", latest_, step_);
     restore_cuda_random_state(meta.worker_cuda_rng_states);
   }
@@ -248,7 +260,10 @@ class TrainingRun {
       random_states = communicator_->all_gather_strings(cpu_rng_state());
       if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
     }
-    if (!chief_) return;
+    if (!chief_) {
+      saved_step_ = step_;
+      return;
+    }
     CheckpointMeta meta;
     meta.step = step_;
     meta.hparams_yaml = hp_.to_yaml();
@@ -259,9 +274,10 @@ class TrainingRun {
       meta.loss_scale = train_step.loss_scale();
       meta.loss_scale_good_steps = train_step.loss_scale_good_steps();
     }
-    const std::string path = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
-                                             options_.keep_checkpoint_max);
-    spdlog::info("saved {}", path);
+    saved_path_ = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
+                                  options_.keep_checkpoint_max);
+    saved_step_ = step_;
+    spdlog::info("saved {}", saved_path_);
   }
 
   // The chief evaluates alone (the others wait at their next collective);
@@ -305,6 +321,69 @@ class TrainingRun {
     return metrics;
   }
 
+  // The eval history and the best checkpoint so far, read back on a
+  // restart (chief only: it alone evaluates).
+  void open_eval_records() {
+    const fs::path eval_dir = fs::path(options_.output_dir) / "eval";
+    eval_events_.emplace(eval_dir.string());
+    history_ = EvalHistory((eval_dir / "history.yaml").string(), step_);
+    if (const EvalMetricInfo* metric = find_eval_metric(options_.best_metric))
+      best_.emplace(options_.output_dir, *metric);
+  }
+
+  // What an evaluation decides for every worker: whether this step is the
+  // best so far (it then needs a checkpoint), whether training stops here.
+  struct EvalDecision {
+    bool new_best = false;
+    bool stop = false;
+  };
+
+  // The chief evaluates and decides; every worker gets the decision.
+  EvalDecision evaluate_and_decide() {
+    EvalDecision d;
+    if (chief_) {
+      const EvalMetrics metrics = evaluate_and_log();
+      history_.record(step_, metrics);
+      if (best_) {
+        auto it = metrics.find(best_->metric().name);
+        if (it != metrics.end() && best_->improves(it->second)) {
+          d.new_best = true;
+          best_value_ = it->second;
+        }
+      }
+      early_stopping_reason_ = early_stopping_reason(
+          history_.series(options_.early_stopping.metric), options_.early_stopping);
+      d.stop = early_stopping_reason_.has_value();
+    }
+    const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
+    return {agreed[0], agreed[1]};
+  }
+
+  // Copies the checkpoint of this step (saved_path_) into best/.
+  void record_best() {
+    if (!chief_) return;
+    const std::string copy = best_->record(saved_path_, step_, best_value_);
+    spdlog::info("new best {} {:.4f} at step {}: kept as {}", best_->metric().name, best_value_,
+                 step_, copy);
+  }
+
+  // True where any worker said true. Decisions taken on one worker (the
+  // chief's clock and evaluations) reach every worker at the same step
+  // this way: they must all save, and stop, together.
+  std::vector<bool> any_worker(const std::vector<bool>& flags) {
+    if (!communicator_) return flags;
+    at::Tensor t = torch::zeros({static_cast<int64_t>(flags.size())}, torch::kFloat64);
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (flags[i]) t[static_cast<int64_t>(i)] = 1.0;
+    t = t.to(communicator_->device());
+    communicator_->all_reduce_sum(t);
+    t = t.cpu();
+    std::vector<bool> out(flags.size());
+    for (size_t i = 0; i < flags.size(); ++i)
+      out[i] = t[static_cast<int64_t>(i)].item<double>() > 0;
+    return out;
+  }
+
   // A step whose loss or gradient was not finite was skipped; too many in a
   // row stop the run with the last good checkpoint named.
   void count_nonfinite(const StepResult& r) {
@@ -322,18 +401,6 @@ class TrainingRun {
                               : "The last good checkpoint is " + last + ".") +
                 " Lower the learning rate (learning_rate_constant / learning_rate), raise "
                 "learning_rate_warmup_steps, or set clip_grad_norm.");
-  }
-
-  // Every worker must agree on when to save (saving gathers their input
-  // positions), so the time-based trigger is the chief's clock, shared.
-  bool save_time_reached(const Stopwatch& since_save) {
-    if (options_.save_checkpoints_secs <= 0) return false;
-    bool due = since_save.seconds() >= options_.save_checkpoints_secs;
-    if (!communicator_) return due;
-    at::Tensor flag =
-        torch::tensor({chief_ && due ? 1.0 : 0.0}, torch::kFloat64).to(communicator_->device());
-    communicator_->all_reduce_sum(flag);
-    return flag.cpu().item<double>() > 0;
   }
 
   BatchReader make_reader() const {
@@ -371,6 +438,7 @@ class TrainingRun {
                    "in T2T)",
                    accumulate);
     const int64_t first_step = step_;
+    if (stopped_early_before()) return;
     ProgressLog progress(step_);
     Stopwatch since_save;
     std::vector<Batch> batches;
@@ -395,15 +463,60 @@ class TrainingRun {
       if (crossed(step_, accumulate, options_.log_step_count_steps) || last)
         progress.log(step_, options_.train_steps, lr, worker_.world_size,
                      train_events ? &*train_events : nullptr);
-      if (crossed(step_, accumulate, save_every) || last || save_time_reached(since_save)) {
+      // Every worker must agree on when to save (saving gathers their input
+      // positions), so the time-based trigger is the chief's clock, shared.
+      const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
+                             since_save.seconds() >= options_.save_checkpoints_secs;
+      const bool save_time_agreed =
+          options_.save_checkpoints_secs > 0 && any_worker({save_time})[0];
+      if (crossed(step_, accumulate, save_every) || last || save_time_agreed) {
         save(reader, train_step);
         since_save.restart();
       }
-      if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last))
-        evaluate_and_log();
+      if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last)) {
+        const EvalDecision d = evaluate_and_decide();
+        // The best step gets a checkpoint even off the saving cadence, and
+        // so does the step training stops at.
+        if ((d.new_best || d.stop) && saved_step_ != step_) {
+          save(reader, train_step);
+          since_save.restart();
+        }
+        if (d.new_best) record_best();
+        if (d.stop) {
+          if (chief_)
+            spdlog::info("early stopping at step {}: {}. Last checkpoint {}{}", step_,
+                         *early_stopping_reason_, saved_path_, best_summary());
+          break;
+        }
+      }
     }
     if (step_ == first_step)
       spdlog::info("already at step {} of {}: nothing to train", step_, options_.train_steps);
+  }
+
+  // A run that early stopping ended, started again as it was: it stops at
+  // once, saying why, rather than train until the next evaluation to find
+  // the same.
+  bool stopped_early_before() {
+    if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
+      return false;
+    if (chief_)
+      early_stopping_reason_ = early_stopping_reason(
+          history_.series(options_.early_stopping.metric), options_.early_stopping);
+    if (!any_worker({early_stopping_reason_.has_value()})[0]) return false;
+    if (chief_)
+      spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
+                   "raise --eval_early_stopping_steps or lower "
+                   "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it off){}",
+                   step_, *early_stopping_reason_, best_summary());
+    return true;
+  }
+
+  std::string best_summary() const {
+    if (!best_ || !best_->best()) return "";
+    const BestRecord& b = *best_->best();
+    return "; the best checkpoint by " + b.metric + " is step " + std::to_string(b.step) +
+           " in " + BestCheckpoint::dir_of(options_.output_dir);
   }
 
   const TrainOptions& options_;
@@ -423,6 +536,12 @@ class TrainingRun {
   double saved_loss_scale_ = 0;  // 0: the checkpoint had none
   int64_t saved_loss_scale_good_steps_ = 0;
   std::optional<EventWriter> eval_events_;
+  EvalHistory history_;
+  std::optional<BestCheckpoint> best_;
+  double best_value_ = 0;  // of the evaluation that found a new best
+  std::optional<std::string> early_stopping_reason_;
+  int64_t saved_step_ = -1;  // the step of the newest checkpoint of this run
+  std::string saved_path_;   // its file (chief only)
   int64_t nonfinite_in_a_row_ = 0, nonfinite_total_ = 0;
 };
 
@@ -453,6 +572,35 @@ void check_train_options(const TrainOptions& o) {
         {"save_checkpoints_secs", o.save_checkpoints_secs, "no time-based checkpoints"},
         {"keep_checkpoint_max", o.keep_checkpoint_max, "keep every checkpoint"}})
     if (value < 0) throw Error(flag(name, value) + " must be 0 (" + zero + ") or more");
+
+  // Metrics by name: a name that no evaluation reports would never decide.
+  auto check_metric = [&o](const std::string& flag_name, const std::string& metric,
+                           const std::string& or_else) {
+    if (!find_eval_metric(metric))
+      throw Error("--" + flag_name + "=" + metric + " is not an eval metric; use one of " +
+                  eval_metric_names() + or_else);
+    if (metric == "bleu" && !o.extra_evaluation)
+      throw Error("--" + flag_name + "=bleu needs --eval_bleu: without it evaluations have no "
+                  "BLEU (approx_bleu_score is the teacher-forced one)");
+  };
+  if (o.best_metric != "none") check_metric("best_metric", o.best_metric, ", or none");
+  const EarlyStoppingOptions& es = o.early_stopping;
+  if (es.steps < 0)
+    throw Error(flag("eval_early_stopping_steps", es.steps) + " must be 0 (off) or more");
+  if (es.steps > 0) {
+    if (o.schedule != "continuous_train_and_eval")
+      throw Error("--eval_early_stopping_steps stops training on evaluations: it needs "
+                  "--schedule=continuous_train_and_eval, not " + o.schedule);
+    check_metric("eval_early_stopping_metric", es.metric, "");
+    if (!(es.delta >= 0))
+      throw Error("--eval_early_stopping_metric_delta=" + std::to_string(es.delta) +
+                  " must be 0 or more: it is the least improvement that counts");
+    const bool higher = find_eval_metric(es.metric)->higher_is_better;
+    if (es.minimize == higher)
+      throw Error("--eval_early_stopping_metric=" + es.metric + " improves as it " +
+                  (higher ? "grows" : "falls") + ": set --eval_early_stopping_metric_minimize=" +
+                  (higher ? "false" : "true"));
+  }
 }
 
 void run_training(const TrainOptions& options, const HParams& hp) {

@@ -8,6 +8,7 @@
 
 #include "t2t/core/hparams.h"
 #include "t2t/distributed/communicator.h"
+#include "t2t/train/early_stopping.h"
 #include "t2t/train/eval_metrics.h"
 
 namespace t2t {
@@ -31,6 +32,11 @@ struct TrainOptions {
   // At each evaluation, on the chief, after the teacher-forced metrics (BLEU
   // from decoding, when the tool supplies it). May be empty.
   ExtraEvaluation extra_evaluation;
+  // The eval metric (eval_metrics.h) whose best checkpoint is kept in
+  // <output_dir>/best/ (best_checkpoint.h); "none": no best/.
+  std::string best_metric = "loss";
+  // Stop when an eval metric stops improving (continuous_train_and_eval).
+  EarlyStoppingOptions early_stopping;
   // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
   // counted; this many in a row stop training, the last checkpoint intact.
   int64_t max_nonfinite_steps = 10;
@@ -45,13 +51,16 @@ struct TrainOptions {
 };
 
 // Throws t2t::Error naming the flag for a value or combination the trainer
-// cannot honour (--train_steps=-5, --save_checkpoints_steps=-1, ...).
+// cannot honour (--train_steps=-5, --best_metric=bleu without BLEU, ...).
 // run_training() calls it first; a front end may call it earlier.
 void check_train_options(const TrainOptions& options);
 
 // Trains (and evaluates, per `schedule`) until train_steps, resuming from the
 // latest checkpoint in output_dir when there is one. Writes hparams.yaml,
-// checkpoints and TensorBoard events (output_dir and output_dir/eval).
+// checkpoints, TensorBoard events (output_dir and output_dir/eval), the
+// evaluation history (output_dir/eval/history.yaml) and the best checkpoint
+// (output_dir/best). Returns early, after saving a checkpoint, when early
+// stopping says the metric has stopped improving.
 // Throws t2t::Error when output_dir holds a run with other hparams.
 void run_training(const TrainOptions& options, const HParams& hparams);
 
