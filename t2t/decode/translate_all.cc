@@ -1,0 +1,127 @@
+#include "t2t/decode/translate_all.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/data/problem.h"
+#include "t2t/decode/decode_modes.h"
+#include "t2t/decode/decoder.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The checkpoints of `dir` still to look at, oldest first.
+std::vector<std::string> pending(const TranslateAllSpec& spec, const std::set<int64_t>& seen) {
+  std::vector<std::string> out;
+  for (const auto& path : list_checkpoints(spec.model_dir)) {
+    const int64_t step = checkpoint_step(path);
+    if (step >= spec.min_steps && !seen.count(step)) out.push_back(path);
+  }
+  return out;
+}
+
+// Translates spec.source with one checkpoint into `output`.
+void translate_with(const TranslateAllSpec& spec, const std::string& checkpoint,
+                    const std::string& output) {
+  LoadedModel loaded = load_for_decoding(*spec.problem, spec.model_name, spec.hparams,
+                                         spec.data_dir, spec.model_dir, checkpoint, spec.device);
+  quantize_for_decoding(*loaded.model, spec.quantize);
+  Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, spec.options,
+                  spec.device);
+  decode_file(decoder, spec.source, output);
+  // T2T's --keep_timestamp: the file carries its checkpoint's time.
+  std::error_code ec;
+  const auto when = fs::last_write_time(checkpoint, ec);
+  if (!ec) fs::last_write_time(output, when, ec);
+}
+
+}  // namespace
+
+std::string translation_path(const std::string& translations_dir, const std::string& problem,
+                             int64_t step) {
+  return (fs::path(translations_dir) / (problem + "-" + std::to_string(step))).string();
+}
+
+TranslateAllResult translate_all(const TranslateAllSpec& spec) {
+  if (!fs::is_directory(spec.model_dir))
+    throw Error("--model_dir=" + spec.model_dir + " is not a directory; give the run's "
+                "--output_dir of t2t-trainer");
+  if (!fs::exists(spec.source))
+    throw Error("--source=" + spec.source + " does not exist");
+  std::error_code ec;
+  fs::create_directories(spec.translations_dir, ec);
+  if (ec)
+    throw Error("cannot create --translations_dir=" + spec.translations_dir + ": " + ec.message());
+
+  TranslateAllResult result;
+  std::set<int64_t> seen;
+  Stopwatch since_new;  // since the last new checkpoint, for wait_minutes
+  while (true) {
+    const auto todo = pending(spec, seen);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      const std::string& checkpoint = todo[i];
+      const int64_t step = checkpoint_step(checkpoint);
+      seen.insert(step);
+      const std::string output = translation_path(spec.translations_dir, spec.problem->name(), step);
+      const std::string count = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "]";
+      if (fs::exists(output)) {
+        spdlog::info("{} step {}: {} already exists, skipping it", count, step, output);
+        ++result.skipped;
+        continue;
+      }
+      spdlog::info("{} step {}: translating {} with {}", count, step, spec.source, checkpoint);
+      const Stopwatch clock;
+      try {
+        translate_with(spec, checkpoint, output);
+      } catch (const Error&) {
+        // The trainer's --keep_checkpoint_max may delete an old checkpoint
+        // while it waits its turn here: that one is passed over.
+        if (fs::exists(checkpoint)) throw;
+        spdlog::warn("{} step {}: {} was deleted before it could be read, skipping it", count,
+                     step, checkpoint);
+        continue;
+      }
+      ++result.translated;
+      spdlog::info("{} step {}: wrote {} in {:.1f} s", count, step, output, clock.seconds());
+    }
+    if (!todo.empty()) since_new.restart();
+    if (spec.wait_minutes <= 0) break;
+    // T2T's --wait_minutes: up to that long after the last checkpoints came
+    // and were translated.
+    const double limit = spec.wait_minutes * 60;
+    spdlog::info("waiting up to {:.0f} s for a new checkpoint in {}",
+                 std::max(0.0, limit - since_new.seconds()), spec.model_dir);
+    bool found = false;
+    while (!found && since_new.seconds() < limit) {
+      found = !pending(spec, seen).empty();
+      if (!found)
+        std::this_thread::sleep_for(std::chrono::duration<double>(
+            std::max(0.0, std::min(spec.poll_seconds, limit - since_new.seconds()))));
+    }
+    if (!found) found = !pending(spec, seen).empty();
+    if (!found) {
+      spdlog::info("no new checkpoint in {} for {} minutes; stopping", spec.model_dir,
+                   spec.wait_minutes);
+      break;
+    }
+  }
+  if (result.translated + result.skipped == 0)
+    throw Error("--model_dir=" + spec.model_dir + " holds no checkpoint (model.ckpt-N.pt)" +
+                (spec.min_steps > 0 ? " of at least --min_steps=" + std::to_string(spec.min_steps) +
+                                          " steps"
+                                    : std::string()) +
+                "; train there first with t2t-trainer");
+  return result;
+}
+
+}  // namespace t2t

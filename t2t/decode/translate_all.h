@@ -1,0 +1,59 @@
+// T2T's t2t-translate-all: the same source file translated by every
+// checkpoint of a run, one file per checkpoint named by its step as T2T
+// names them (T2T's t2t-bleu --translations_dir scores such a directory).
+// Decodes in this process with load_for_decoding and a Decoder (T2T runs
+// t2t-decoder per checkpoint).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+#include "t2t/core/hparams.h"
+#include "t2t/decode/decode_options.h"
+
+namespace t2t {
+
+class Problem;
+
+struct TranslateAllSpec {
+  const Problem* problem = nullptr;
+  std::string model_name;
+  HParams hparams;  // the run's, as the decoder takes them
+  std::string data_dir;
+  std::string model_dir;  // the run's checkpoints
+  std::string source;     // the file translated by each checkpoint
+  std::string translations_dir;
+  DecodeOptions options;
+  torch::Device device = torch::kCPU;
+  std::string quantize = "none";
+  int64_t min_steps = 0;    // checkpoints of fewer steps are left alone
+  double wait_minutes = 0;  // > 0: then wait this long for each new checkpoint
+  double poll_seconds = 10;  // how often the wait looks for one
+};
+
+// Where the translation by the checkpoint of `step` goes, T2T's name:
+// <translations_dir>/<problem>-<step>. The step is the digits after the
+// last '-', which is how T2T's t2t-bleu --translations_dir reads it back
+// (a temporary file, "<name>.tmp.<pid>.<n>", has no such step).
+std::string translation_path(const std::string& translations_dir, const std::string& problem,
+                             int64_t step);
+
+struct TranslateAllResult {
+  int64_t translated = 0;  // files written
+  int64_t skipped = 0;     // already there (an earlier run's), not redone
+};
+
+// Translates spec.source with every checkpoint of spec.model_dir of at least
+// min_steps steps, oldest first, into translation_path(): each file written
+// through a temporary file and a rename, with its checkpoint's modification
+// time (as T2T's --keep_timestamp, so that a BLEU curve can be drawn
+// against time). A checkpoint whose file exists is skipped, so a rerun
+// resumes. With wait_minutes > 0 it then waits for newer checkpoints and
+// stops once none has come for wait_minutes after the last ones were
+// done. A progress line per checkpoint. Throws t2t::Error naming the
+// directory or checkpoint at fault, or when no checkpoint qualified.
+TranslateAllResult translate_all(const TranslateAllSpec& spec);
+
+}  // namespace t2t
