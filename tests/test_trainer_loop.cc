@@ -89,6 +89,78 @@ void head_of_sample(const std::string& name, size_t n, const std::string& path) 
   for (const auto& l : lines) out << l << "\n";
 }
 
+// A t2t-trainer started in the background, its log in a file, for the
+// tests that signal it.
+class TrainerProcess {
+ public:
+  TrainerProcess(const std::string& command, const std::string& log_path) : log_path_(log_path) {
+    const std::string full = "cd '" T2T_BIN_DIR "' && exec " + command + " >'" + log_path +
+                             "' 2>&1";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~TrainerProcess() {
+    if (pid_ > 0 && exit_code_ < 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  std::string log() const {
+    std::ifstream in(log_path_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // Waits until the log matches `pattern` (true) or the process ends or
+  // `timeout_s` passes (false).
+  bool wait_for(const std::string& pattern, double timeout_s = 60) {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string text = log();
+      if (std::regex_search(text, re)) return true;
+      if (exited() >= 0) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  void signal(int sig) { ::kill(pid_, sig); }
+
+  // The exit status (128 + signal when killed by one), or -1 while running.
+  int exited() {
+    if (exit_code_ >= 0) return exit_code_;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return -1;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_;
+  }
+
+  int wait_exit(double timeout_s = 60) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (exited() < 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return exit_code_;
+  }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+};
+
+// The step of the "stopped at step N" line, -1 without one.
+int64_t stopped_step(const std::string& log) {
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex("stopped at step (\\d+) of"))) return -1;
+  return std::stoll(m[1]);
+}
+
 }  // namespace
 
 TEST_CASE("evaluations and checkpoints keep their own cadences", "[trainer_loop][e2e]") {
@@ -396,3 +468,73 @@ TEST_CASE("early stopping ends a run with a checkpoint, and a restart stops at o
   CHECK(negative.exit_code == 2);
   CHECK_THAT(negative.output, Catch::Contains("--eval_early_stopping_steps=-1"));
 }
+
+// ---- Stopping on a signal ----
+
+TEST_CASE("SIGTERM stops training after the step with a checkpoint, and the run resumes "
+          "from it", "[trainer_loop][e2e]") {
+  TempDir dir("trainer_loop_sigterm");
+  const std::string out = dir / "run";
+  // Saves and evaluations every 1000 steps: the stop's checkpoint is off both.
+  const std::string cadence = "--local_eval_frequency=1000 --save_checkpoints_steps=1000 ";
+  {
+    TrainerProcess trainer_process(trainer(out, cadence + "--train_steps=100000"), dir / "log");
+    REQUIRE(trainer_process.wait_for("\\] step 20: loss"));
+    trainer_process.signal(SIGTERM);
+    const int status = trainer_process.wait_exit();
+    const std::string log = trainer_process.log();
+    INFO(log);
+    CHECK(status == 0);
+    CHECK_THAT(log, Catch::Contains("stop signal received"));
+    const int64_t step = stopped_step(log);
+    REQUIRE(step >= 20);
+    CHECK(step % 1000 != 0);
+    CHECK_THAT(log, Catch::Contains("(SIGTERM): saved " + out + "/model.ckpt-" +
+                                    std::to_string(step) + ".pt"));
+    CHECK(checkpoint_steps(out) == std::vector<int64_t>{step});
+
+    auto resumed = run_command(trainer(out, cadence + "--train_steps=" + std::to_string(step + 5)));
+    INFO(resumed.output);
+    CHECK(resumed.exit_code == 0);
+    CHECK_THAT(resumed.output, Catch::Contains("resuming from " + out + "/model.ckpt-" +
+                                               std::to_string(step) + ".pt at step " +
+                                               std::to_string(step)));
+    CHECK(checkpoint_steps(out).back() == step + 5);
+  }
+  {
+    // A second signal stops at once, as SIGTERM's default action would.
+    TrainerProcess trainer_process(trainer(dir / "twice", cadence + "--train_steps=100000"),
+                                   dir / "log2");
+    REQUIRE(trainer_process.wait_for("\\] step 10: loss"));
+    trainer_process.signal(SIGTERM);
+    REQUIRE(trainer_process.wait_for("stop signal received"));
+    trainer_process.signal(SIGTERM);
+    INFO(trainer_process.log());
+    CHECK(trainer_process.wait_exit() == 128 + SIGTERM);
+  }
+}
+
+TEST_CASE("with --worker_gpu, a SIGINT to the launcher stops every worker at the same step",
+          "[trainer_loop][e2e]") {
+  TempDir dir("trainer_loop_sigint_workers");
+  const std::string out = dir / "run";
+  TrainerProcess trainer_process(
+      trainer(out, "--worker_gpu=2 --train_steps=100000 --local_eval_frequency=1000"),
+      dir / "log");
+  REQUIRE(trainer_process.wait_for("\\] step 20: loss"));
+  trainer_process.signal(SIGINT);
+  const int status = trainer_process.wait_exit();
+  const std::string log = trainer_process.log();
+  INFO(log);
+  CHECK(status == 0);
+  CHECK_THAT(log, Catch::Contains("passing it on to the workers"));
+  CHECK_THAT(log, Catch::Contains("(a stop passed on by the launcher)"));
+  const int64_t step = stopped_step(log);
+  REQUIRE(step >= 20);
+  // Both workers saved together: the checkpoint holds both input positions.
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(out + "/model.ckpt-" + std::to_string(step) + ".pt", &meta);
+  CHECK(meta.step == step);
+  CHECK(meta.worker_rng_states.size() == 2);
+}
+

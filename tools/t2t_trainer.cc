@@ -2,6 +2,7 @@
 // T2T's flags. Everything here is flag handling; the work is in libt2t.
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "t2t/core/error.h"
@@ -14,6 +15,7 @@
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
 #include "t2t/model/model_registry.h"
+#include "t2t/train/stop_request.h"
 #include "t2t/train/trainer.h"
 #include "tools/cli_common.h"
 
@@ -163,8 +165,15 @@ int train(const cxxopts::ParseResult& flags) {
   } catch (const t2t::Error& e) {
     throw t2t::cli::UsageError(e.what());
   }
+  // SIGINT/SIGTERM stop training after the current step with a checkpoint
+  // (exit status 0); a second one stops at once. An evaluate-only run keeps
+  // the signals' default action: it has nothing to save.
+  const bool trains = o.schedule != "evaluate";
+  if (trains) t2t::install_stop_handlers();
   if (worker_gpu > 1 && !o.worker) {
     // Flags and hparams were checked above, once, before any worker starts.
+    std::optional<t2t::StopForwarder> forward;
+    if (trains) forward.emplace();
     return t2t::run_local_workers(t2t::cli::command_line(), worker_gpu);
   }
   if (o.worker && o.worker->world_size > 1) {
@@ -195,7 +204,11 @@ int main(int argc, char** argv) {
   cxxopts::Options options("t2t-trainer",
                            "Trains a model on a problem's encoded data, T2T style:\n"
                            "  t2t-trainer --problem=translate_enzh_wmt32k --model=transformer \\\n"
-                           "    --hparams_set=transformer_base --data_dir=D --output_dir=O\n");
+                           "    --hparams_set=transformer_base --data_dir=D --output_dir=O\n"
+                           "The same command resumes from the latest checkpoint. SIGINT (Ctrl-C) "
+                           "or SIGTERM stops training\nafter the current step with a checkpoint "
+                           "(exit status 0); a second one stops at once\n(130 / 143). With "
+                           "--worker_gpu, signal the first process: it passes the stop on.\n");
   t2t::cli::add_common_flags(options);
   t2t::cli::add_problem_flags(options);
   t2t::cli::add_model_flags(options);

@@ -27,6 +27,7 @@
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
+#include "t2t/train/stop_request.h"
 #include "t2t/train/train_step.h"
 
 namespace t2t {
@@ -460,18 +461,30 @@ class TrainingRun {
       step_ += accumulate;
       progress.add(r);
       const bool last = step_ >= options_.train_steps;
-      if (crossed(step_, accumulate, options_.log_step_count_steps) || last)
-        progress.log(step_, options_.train_steps, lr, worker_.world_size,
-                     train_events ? &*train_events : nullptr);
       // Every worker must agree on when to save (saving gathers their input
-      // positions), so the time-based trigger is the chief's clock, shared.
+      // positions) and when to stop, so the time-based trigger is the
+      // chief's clock, and a stop asked of any worker (a signal) stops all
+      // of them after this step: one all-reduce carries both.
       const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
                              since_save.seconds() >= options_.save_checkpoints_secs;
-      const bool save_time_agreed =
-          options_.save_checkpoints_secs > 0 && any_worker({save_time})[0];
-      if (crossed(step_, accumulate, save_every) || last || save_time_agreed) {
+      const std::vector<bool> agreed = any_worker({save_time, stop_requested()});
+      const bool stop = agreed[1];
+      if (crossed(step_, accumulate, options_.log_step_count_steps) || last || stop)
+        progress.log(step_, options_.train_steps, lr, worker_.world_size,
+                     train_events ? &*train_events : nullptr);
+      if (crossed(step_, accumulate, save_every) || last || agreed[0] || stop) {
         save(reader, train_step);
         since_save.restart();
+      }
+      if (stop) {
+        if (chief_) {
+          const std::string reason = stop_reason();
+          spdlog::info("stopped at step {} of {} ({}): saved {}; the same command "
+                       "resumes from there",
+                       step_, options_.train_steps,
+                       reason.empty() ? "a stop asked of another worker" : reason, saved_path_);
+        }
+        break;
       }
       if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last)) {
         const EvalDecision d = evaluate_and_decide();

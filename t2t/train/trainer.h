@@ -60,7 +60,8 @@ void check_train_options(const TrainOptions& options);
 // checkpoints, TensorBoard events (output_dir and output_dir/eval), the
 // evaluation history (output_dir/eval/history.yaml) and the best checkpoint
 // (output_dir/best). Returns early, after saving a checkpoint, when early
-// stopping says the metric has stopped improving.
+// stopping says the metric has stopped improving, or after the current step
+// when stop_requested() (stop_request.h) turns true on any worker.
 // Throws t2t::Error when output_dir holds a run with other hparams.
 void run_training(const TrainOptions& options, const HParams& hparams);
 

@@ -1,0 +1,147 @@
+#include "t2t/train/stop_request.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace t2t {
+
+namespace {
+
+// Lock-free atomics are safe to touch in a signal handler.
+std::atomic<int> g_direct{0};     // SIGINT/SIGTERM received by this process
+std::atomic<int> g_forwarded{0};  // SIGUSR1: passed on by the launcher
+std::atomic<int> g_requested{0};  // request_stop()
+std::atomic<int> g_first_signal{0};
+std::atomic<bool> g_forwarding{false};  // this process is a launcher
+static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void say(const char* text) {
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, std::strlen(text));
+}
+
+// The default action of `sig`, now: the handler returns, the re-raised
+// signal is delivered and ends the process as if no handler had been set.
+void die_of(int sig) {
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void on_signal(int sig) {
+  const int saved = errno;
+  if (sig == SIGUSR1) {
+    if (g_forwarded.fetch_add(1) + 1 >= 2) die_of(SIGTERM);
+  } else {
+    int expected = 0;
+    g_first_signal.compare_exchange_strong(expected, sig);
+    const int count = g_direct.fetch_add(1) + 1;
+    // A launcher lets its workers decide (they get each signal passed on);
+    // a third signal ends it regardless, should they hang.
+    const int fatal = g_forwarding ? 3 : 2;
+    if (count >= fatal) {
+      say("t2t: second stop signal: stopping at once, without a checkpoint\n");
+      die_of(sig);
+    } else if (count == 1) {
+      say(g_forwarding ? "t2t: stop signal received: passing it on to the workers, which stop "
+                         "after the current step with a checkpoint (send it again to stop at "
+                         "once)\n"
+                       : "t2t: stop signal received: stopping after the current step with a "
+                         "checkpoint (send it again to stop at once)\n");
+    }
+  }
+  errno = saved;
+}
+
+// The processes whose parent is this one, from /proc.
+std::vector<pid_t> child_processes() {
+  std::vector<pid_t> children;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return children;
+  while (const dirent* entry = ::readdir(proc)) {
+    const char* name = entry->d_name;
+    if (name[0] < '0' || name[0] > '9') continue;
+    std::ifstream stat(std::string("/proc/") + name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == self) children.push_back(std::atoi(name));
+  }
+  ::closedir(proc);
+  return children;
+}
+
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  // Blocking calls (waitpid, reads) resume after the handler.
+  action.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGUSR1, &action, nullptr);
+}
+
+bool stop_requested() { return g_direct > 0 || g_forwarded > 0 || g_requested > 0; }
+
+std::string stop_reason() {
+  if (g_direct > 0) return g_first_signal == SIGINT ? "SIGINT" : "SIGTERM";
+  if (g_forwarded > 0) return "a stop passed on by the launcher";
+  if (g_requested > 0) return "a request";
+  return "";
+}
+
+void request_stop() { g_requested = 1; }
+
+void clear_stop_request() {
+  g_direct = 0;
+  g_forwarded = 0;
+  g_requested = 0;
+  g_first_signal = 0;
+}
+
+struct StopForwarder::Impl {
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+StopForwarder::StopForwarder() : impl_(std::make_unique<Impl>()) {
+  // Ignored, not handled: an ignored signal stays ignored across exec, so
+  // a worker that has not installed its handlers yet is not killed by it.
+  ::signal(SIGUSR1, SIG_IGN);
+  g_forwarding = true;
+  impl_->thread = std::thread([impl = impl_.get()] {
+    int passed = 0;
+    while (!impl->done) {
+      const int received = g_direct;
+      for (; passed < received; ++passed)
+        for (pid_t child : child_processes()) ::kill(child, SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+}
+
+StopForwarder::~StopForwarder() {
+  impl_->done = true;
+  impl_->thread.join();
+  g_forwarding = false;
+}
+
+}  // namespace t2t
