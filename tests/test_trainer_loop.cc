@@ -538,3 +538,66 @@ TEST_CASE("with --worker_gpu, a SIGINT to the launcher stops every worker at the
   CHECK(meta.worker_rng_states.size() == 2);
 }
 
+// ---- Warm starts ----
+
+namespace {
+
+// The loss of the "eval at step N" line of a log, or -1.
+double eval_loss_at(const std::string& log, int64_t step) {
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex("eval at step " + std::to_string(step) +
+                                            ": loss ([0-9.]+)")))
+    return -1;
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("--warm_start_from starts a new run from another run's weights",
+          "[trainer_loop][e2e]") {
+  TempDir dir("trainer_loop_warm");
+  const std::string source = dir / "source", warm = dir / "warm", cold = dir / "cold";
+  const std::string fast = "--hparams='batch_size=512,hidden_size=64,filter_size=128,"
+                           "num_heads=2,learning_rate_warmup_steps=10' --best_metric=none ";
+  auto trained = run_command(trainer(source, fast + "--train_steps=60 --local_eval_frequency=60"));
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const double source_loss = eval_loss_at(trained.output, 60);
+
+  // One step on from the source's weights evaluates like the source, far
+  // below a model one step from its initializer.
+  const std::string one_step = fast + "--train_steps=1 --local_eval_frequency=1 ";
+  auto r = run_command(trainer(warm, one_step + "--warm_start_from=" + source));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("warm start: the weights of " + source +
+                                       "/model.ckpt-60.pt (trained 60 steps)"));
+  CHECK_THAT(r.output, !Catch::Contains("resuming from"));
+  CHECK(checkpoint_steps(warm) == std::vector<int64_t>{1});
+  auto fresh = run_command(trainer(cold, one_step));
+  REQUIRE(fresh.exit_code == 0);
+  const double warm_loss = eval_loss_at(r.output, 1), cold_loss = eval_loss_at(fresh.output, 1);
+  CHECK(std::abs(warm_loss - source_loss) < 0.2);
+  CHECK(warm_loss < cold_loss - 0.5);
+
+  // A run with checkpoints of its own resumes and says the flag is ignored.
+  auto again = run_command(trainer(warm, fast + "--train_steps=2 --local_eval_frequency=1 "
+                                          "--warm_start_from=" + source + "/model.ckpt-60.pt"));
+  INFO(again.output);
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.output, Catch::Contains("is ignored"));
+  CHECK_THAT(again.output, Catch::Contains("resuming from " + warm + "/model.ckpt-1.pt"));
+
+  // Other sizes are refused, naming a parameter and both shapes.
+  auto other = run_command(trainer(dir / "other", "--hparams='batch_size=512,hidden_size=32,"
+                                                  "filter_size=128,num_heads=2' --train_steps=1 "
+                                                  "--warm_start_from=" + source));
+  INFO(other.output);
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.output, Catch::Contains("--warm_start_from=" + source));
+  CHECK_THAT(other.output, Catch::Contains("in the file, [") && Catch::Contains("in the model"));
+  auto missing = run_command(trainer(dir / "missing", "--train_steps=1 --warm_start_from=" +
+                                                          (dir / "nowhere")));
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.output, Catch::Contains("does not exist"));
+}

@@ -53,7 +53,13 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<int64_t>()->default_value("10"))
       ("mixed_precision", "none; bf16 (autocast, CPU or CUDA); fp16 (autocast with dynamic loss "
        "scaling, CUDA only).",
-       value<std::string>()->default_value("none"));
+       value<std::string>()->default_value("none"))
+      ("warm_start_from", "Start a new run from the weights of this checkpoint (a "
+       "model.ckpt-N.pt file, or a run directory: its latest), at step 0 with a fresh "
+       "optimizer. Every parameter must be there with the same shape (same model and sizes; "
+       "other hparams such as dropout or the learning rate may differ). Ignored, with a log "
+       "line, when --output_dir holds a checkpoint already: the run resumes from that.",
+       value<std::string>()->default_value(""));
   options.add_options("Evaluation")
       ("eval_bleu", "At each evaluation, also decode the dev split (or --decode_from_file) with "
        "--decode_hparams and score it with sacreBLEU against its references (tokenizer zh for "
@@ -134,6 +140,7 @@ int train(const cxxopts::ParseResult& flags) {
   o.seed = flags["random_seed"].as<uint64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
   o.mixed_precision = flags["mixed_precision"].as<std::string>();
+  o.warm_start_from = flags["warm_start_from"].as<std::string>();
   o.best_metric = flags["best_metric"].as<std::string>();
   o.early_stopping.steps = flags["eval_early_stopping_steps"].as<int64_t>();
   o.early_stopping.metric = flags["eval_early_stopping_metric"].as<std::string>();

@@ -181,7 +181,14 @@ class TrainingRun {
   void resume() {
     latest_ = latest_checkpoint(options_.output_dir);
     if (chief_) check_or_write_hparams(options_.output_dir, hp_, !latest_.empty());
-    if (latest_.empty()) return;
+    if (latest_.empty()) {
+      warm_start();
+      return;
+    }
+    if (!options_.warm_start_from.empty() && chief_)
+      spdlog::info("--warm_start_from={} is ignored: {} holds a checkpoint already, and the run "
+                   "resumes from it",
+                   options_.warm_start_from, options_.output_dir);
     CheckpointMeta meta = load_checkpoint(latest_, *model_, optimizer_.get(), true);
     step_ = meta.step;
     saved_random_states_ = std::move(meta.worker_rng_states);
@@ -192,6 +199,32 @@ class TrainingRun {
     saved_path_ = latest_;
     spdlog::info("resuming from {} at step {}", latest_, step_);
     restore_cuda_random_state(meta.worker_cuda_rng_states);
+  }
+
+  // T2T's --warm_start_from: a new run takes a trained model's weights and
+  // nothing else (step 0, a fresh optimizer, its own random state). Every
+  // worker reads the file, as every worker reads a checkpoint it resumes.
+  void warm_start() {
+    const std::string& from = options_.warm_start_from;
+    if (from.empty()) return;
+    std::string path = from;
+    if (fs::is_directory(from)) {
+      path = latest_checkpoint(from);
+      if (path.empty())
+        throw Error("--warm_start_from=" + from + " holds no checkpoint (model.ckpt-N.pt)");
+    } else if (!fs::exists(from)) {
+      throw Error("--warm_start_from=" + from + " does not exist; give a model.ckpt-N.pt file "
+                  "or a run directory (its latest checkpoint)");
+    }
+    CheckpointMeta meta;
+    try {
+      meta = load_checkpoint(path, *model_, nullptr, false);
+    } catch (const Error& e) {
+      throw Error("--warm_start_from=" + from + ": " + e.what());
+    }
+    spdlog::info("warm start: the weights of {} (trained {} steps); this run starts at step 0 "
+                 "with a fresh optimizer",
+                 path, meta.step);
   }
 
   // Dropout on a GPU draws from its CUDA generator: each worker takes up its

@@ -37,6 +37,11 @@ struct TrainOptions {
   std::string best_metric = "loss";
   // Stop when an eval metric stops improving (continuous_train_and_eval).
   EarlyStoppingOptions early_stopping;
+  // A new run (no checkpoint in output_dir yet) starts from the weights of
+  // this checkpoint file, or of the latest in this run directory, at step 0
+  // with a fresh optimizer; every parameter and buffer must be there with
+  // its shape. "": from the initializer. A run that resumes ignores it.
+  std::string warm_start_from;
   // Steps whose loss or gradient is NaN/Inf are skipped (no update) and
   // counted; this many in a row stop training, the last checkpoint intact.
   int64_t max_nonfinite_steps = 10;
