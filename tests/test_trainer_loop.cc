@@ -24,6 +24,9 @@
 #include "t2t/train/best_checkpoint.h"
 #include "t2t/train/early_stopping.h"
 #include "t2t/train/eval_metrics.h"
+#include "t2t/train/trainer.h"
+#include "t2t/core/hparams.h"
+#include "t2t/model/t2t_model.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -600,4 +603,53 @@ TEST_CASE("--warm_start_from starts a new run from another run's weights",
                                                           (dir / "nowhere")));
   CHECK(missing.exit_code == 1);
   CHECK_THAT(missing.output, Catch::Contains("does not exist"));
+}
+
+// ---- An extra evaluation drives the best checkpoint and early stopping ----
+
+TEST_CASE("an extra evaluation's metric (bleu) picks the best checkpoint and stops training",
+          "[trainer_loop]") {
+  TempDir dir("trainer_loop_extra");
+  t2t::TrainOptions o;
+  o.problem = "translate_enzh_sample";
+  o.model = "transformer";
+  o.data_dir = sample_data();
+  o.output_dir = dir / "run";
+  o.train_steps = 1000;
+  o.eval_steps = 2;
+  o.local_eval_frequency = 10;
+  o.save_checkpoints_steps = 1000;
+  o.log_step_count_steps = 1000;
+  o.best_metric = "bleu";
+  o.early_stopping = {20, "bleu", 0.5, false};
+  // A scripted BLEU: the best is step 40 (8.05), and from step 20 (8.0) on
+  // nothing gains 0.5, so training stops at step 40.
+  const std::map<int64_t, double> bleu{{10, 5.0}, {20, 8.0}, {30, 7.0}, {40, 8.05}, {50, 9.0}};
+  std::vector<int64_t> called;
+  bool grad_enabled = false, on_cpu = true;
+  o.extra_evaluation = [&](const std::shared_ptr<t2t::T2TModel>& model, int64_t step) {
+    called.push_back(step);
+    grad_enabled |= torch::GradMode::is_enabled();
+    for (const auto& p : model->parameters()) on_cpu &= p.device().is_cpu();
+    model->eval();  // as the decoder does; the trainer must undo it
+    return t2t::EvalMetrics{{"bleu", bleu.at(step)}};
+  };
+  const t2t::HParams hp = t2t::resolve_hparams(
+      "transformer_tiny", "", "batch_size=512,hidden_size=64,filter_size=128,num_heads=2");
+  t2t::run_training(o, hp);
+
+  CHECK(called == std::vector<int64_t>{10, 20, 30, 40});
+  CHECK_FALSE(grad_enabled);
+  CHECK(on_cpu);
+  // New bests at 10, 20 and 40 got checkpoints off the saving cadence; 30 none.
+  CHECK(checkpoint_steps(o.output_dir) == std::vector<int64_t>{10, 20, 40});
+  const std::string record = t2t::read_file(o.output_dir + "/best/best.yaml");
+  CHECK_THAT(record, Catch::Contains("metric: bleu"));
+  CHECK_THAT(record, Catch::Contains("value: 8.05"));
+  CHECK_THAT(record, Catch::Contains("step: 40"));
+  // The history holds the extra metric beside the teacher-forced ones.
+  t2t::EvalHistory history(o.output_dir + "/eval/history.yaml", 1000);
+  CHECK(history.series("bleu").size() == 4);
+  CHECK(history.series("loss").size() == 4);
+  CHECK(events_with_tag(o.output_dir + "/eval", "BLEU") == 4);
 }
