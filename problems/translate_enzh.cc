@@ -154,12 +154,10 @@ class TranslateEnzhWmt32k : public TranslateEnzh {
         std::string archive = maybe_download(tmp_dir, "training-parallel-nc-v13.tgz", kNcV13Url);
         maybe_extract_archive(archive, tmp_dir);
       }
-      std::vector<ConcatStream::Opener> parts = {
-          [en, zh] { return std::make_unique<ParallelTextReader>(en, zh); }};
+      std::vector<std::unique_ptr<SampleStream>> parts;
+      parts.push_back(std::make_unique<ParallelTextReader>(en, zh));
       for (const auto& [en_file, zh_file] : manual_training_files(tmp_dir))
-        parts.push_back([en_file = en_file, zh_file = zh_file] {
-          return std::make_unique<ParallelTextReader>(en_file, zh_file);
-        });
+        parts.push_back(std::make_unique<ParallelTextReader>(en_file, zh_file));
       return std::make_unique<ConcatStream>(std::move(parts));
     }
     const std::string en = in_dir(tmp_dir, "dev/newsdev2017-enzh-src.en.sgm");

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "t2t/core/error.h"
 #include "t2t/core/hash.h"
@@ -19,6 +20,12 @@ std::ifstream open_text(const std::string& path) {
     throw Error("cannot open '" + path + "': " + std::strerror(errno) +
                 ". Check the path, or let t2t-datagen download the data into --tmp_dir");
   return in;
+}
+
+int64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(n);
 }
 
 bool read_line(std::ifstream& in, std::string* line) {
@@ -62,6 +69,12 @@ bool ParallelTextReader::next(TextPair* pair) {
 TabSeparatedReader::TabSeparatedReader(std::string path)
     : path_(std::move(path)), in_(open_text(path_)) {}
 
+int64_t ParallelTextReader::text_bytes() const {
+  return file_bytes(source_path_) + file_bytes(target_path_);
+}
+
+int64_t TabSeparatedReader::text_bytes() const { return file_bytes(path_); }
+
 bool TabSeparatedReader::next(TextPair* pair) {
   std::string line;
   while (read_line(in_, &line)) {
@@ -85,6 +98,12 @@ HashSplitStream::HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, 
                              std::to_string(every));
 }
 
+int64_t HashSplitStream::text_bytes() const {
+  const int64_t all = inner_->text_bytes();
+  if (all < 0) return -1;
+  return dev_ ? all / every_ : all - all / every_;
+}
+
 bool HashSplitStream::next(TextPair* pair) {
   // Not FNV-1a's own basis (this one lacks its last decimal digit), but the
   // one every split made so far used: changing it would move sentences
@@ -97,14 +116,26 @@ bool HashSplitStream::next(TextPair* pair) {
 }
 
 bool ConcatStream::next(TextPair* pair) {
-  while (true) {
-    if (!current_) {
-      if (pos_ >= parts_.size()) return false;
-      current_ = parts_[pos_++]();
-    }
-    if (current_->next(pair)) return true;
-    current_.reset();
+  for (; pos_ < parts_.size(); parts_[pos_++].reset())
+    if (parts_[pos_]->next(pair)) return true;
+  return false;
+}
+
+int64_t ConcatStream::text_bytes() const {
+  int64_t sum = 0;
+  for (size_t i = pos_; i < parts_.size(); ++i) {
+    const int64_t n = parts_[i]->text_bytes();
+    if (n < 0) return -1;
+    sum += n;
   }
+  return sum;
+}
+
+int64_t VectorStream::text_bytes() const {
+  int64_t sum = 0;
+  for (size_t i = pos_; i < pairs_.size(); ++i)
+    sum += pairs_[i].source.size() + pairs_[i].target.size() + 2;
+  return sum;
 }
 
 bool VectorStream::next(TextPair* pair) {

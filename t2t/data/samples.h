@@ -31,6 +31,9 @@ class SampleStream {
   virtual ~SampleStream() = default;
   // Fills `pair` and returns true, or returns false at the end.
   virtual bool next(TextPair* pair) = 0;
+  // About how many bytes of text the pairs still to come hold in all (for
+  // disk space estimates), or -1 when the stream cannot tell.
+  virtual int64_t text_bytes() const { return -1; }
 };
 
 // Two line-aligned files, e.g. train.en / train.zh. Lines are read as bytes;
@@ -40,6 +43,7 @@ class ParallelTextReader : public SampleStream {
  public:
   ParallelTextReader(std::string source_path, std::string target_path);
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override;  // both files' sizes
 
  private:
   std::string source_path_, target_path_;
@@ -54,6 +58,7 @@ class TabSeparatedReader : public SampleStream {
  public:
   explicit TabSeparatedReader(std::string path);
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override;  // the file's size
 
  private:
   std::string path_;
@@ -66,24 +71,24 @@ class VectorStream : public SampleStream {
  public:
   explicit VectorStream(std::vector<TextPair> pairs) : pairs_(std::move(pairs)) {}
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override;
 
  private:
   std::vector<TextPair> pairs_;
   size_t pos_ = 0;
 };
 
-// Several streams one after the other, each opened only when the one before
-// it ends (a corpus of many file pairs never holds them all open).
+// Several streams one after the other.
 class ConcatStream : public SampleStream {
  public:
-  using Opener = std::function<std::unique_ptr<SampleStream>()>;
-  explicit ConcatStream(std::vector<Opener> parts) : parts_(std::move(parts)) {}
+  explicit ConcatStream(std::vector<std::unique_ptr<SampleStream>> parts)
+      : parts_(std::move(parts)) {}
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override;  // -1 when a part cannot tell
 
  private:
-  std::vector<Opener> parts_;
+  std::vector<std::unique_ptr<SampleStream>> parts_;
   size_t pos_ = 0;
-  std::unique_ptr<SampleStream> current_;
 };
 
 // Keeps one part of a corpus that has no split of its own: the pairs whose
@@ -95,6 +100,7 @@ class HashSplitStream : public SampleStream {
  public:
   HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, int every);
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override;  // the part's share of the inner stream's
 
  private:
   std::unique_ptr<SampleStream> inner_;
@@ -111,6 +117,7 @@ class FilteredStream : public SampleStream {
   FilteredStream(std::unique_ptr<SampleStream> inner, std::string what, int64_t max_line_bytes,
                  int64_t max_cases);
   bool next(TextPair* pair) override;
+  int64_t text_bytes() const override { return inner_->text_bytes(); }
   const SampleStats& stats() const { return stats_; }
 
  private:

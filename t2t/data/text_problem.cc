@@ -1,11 +1,14 @@
 #include "t2t/data/text_problem.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
+#include "t2t/data/disk_space.h"
 #include "t2t/data/shard_writer.h"
 #include "t2t/io/example.h"
 #include "t2t/text/text_encoder.h"
@@ -116,11 +119,52 @@ void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std
   spdlog::info("vocabularies written to {} in {:.1f} s", data_dir, timer.seconds());
 }
 
+bool Text2TextProblem::split_complete(const std::string& data_dir, const std::string& split) const {
+  for (const auto& p : data_filepaths(data_dir, split))
+    if (!fs::exists(p)) return false;
+  return true;
+}
+
+std::vector<SplitSize> Text2TextProblem::splits_to_write(const std::string& data_dir,
+                                                         const std::string& tmp_dir,
+                                                         const GenerateOptions& options) const {
+  // The mean pair of the first ones, times the text's size, gives the count.
+  constexpr int64_t kPeekPairs = 1000;
+  std::vector<SplitSize> out;
+  for (const SplitSpec& split : dataset_splits()) {
+    if (split_complete(data_dir, split.name)) continue;
+    auto stream = generate_samples(split.name, tmp_dir);
+    const int64_t bytes = stream->text_bytes();
+    if (bytes < 0) return {};  // a stream that cannot tell: no estimate
+    int64_t seen = 0, seen_bytes = 0;
+    TextPair pair;
+    while (seen < kPeekPairs && stream->next(&pair)) {
+      ++seen;
+      seen_bytes += static_cast<int64_t>(pair.source.size() + pair.target.size() + 2);
+    }
+    SplitSize size{split.name, split.shards, seen, seen_bytes};
+    if (seen == kPeekPairs) {
+      const double mean = static_cast<double>(seen_bytes) / seen;
+      size.pairs = std::max(seen, static_cast<int64_t>(bytes / mean));
+      if (options.max_cases > 0) size.pairs = std::min(size.pairs, options.max_cases);
+      size.text_bytes = static_cast<int64_t>(size.pairs * mean);
+    }
+    out.push_back(size);
+  }
+  return out;
+}
+
 void Text2TextProblem::generate_data(const std::string& data_dir, const std::string& tmp_dir,
                                      const GenerateOptions& options) {
   std::error_code ec;
   fs::create_directories(data_dir, ec);
   if (ec) throw Error("cannot create --data_dir '" + data_dir + "': " + ec.message());
+  // Before anything is written: will the shards fit?
+  const int workers = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  check_disk_space(data_dir, splits_to_write(data_dir, tmp_dir, options),
+                   vocab_spec_in(data_dir).type == VocabType::kByte, workers);
   learn_vocabularies(data_dir, tmp_dir, options);
   const FeatureEncoders enc = load_encoders(data_dir);
 
@@ -140,9 +184,7 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
   for (const SplitSpec& split : dataset_splits()) {
     ++split_seed;
     const auto paths = data_filepaths(data_dir, split.name);
-    bool complete = true;
-    for (const auto& p : paths) complete = complete && fs::exists(p);
-    if (complete) {
+    if (split_complete(data_dir, split.name)) {
       spdlog::info("{} {}: all {} shards exist, skipping", name(), split.name, paths.size());
       continue;
     }

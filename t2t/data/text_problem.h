@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "t2t/data/disk_space.h"
 #include "t2t/data/problem.h"
 #include "t2t/data/samples.h"
 #include "t2t/data/vocabulary.h"
@@ -55,6 +56,12 @@ class Text2TextProblem : public Problem {
  private:
   void learn_vocabularies(const std::string& data_dir, const std::string& tmp_dir,
                           const GenerateOptions& options) const;
+  // True when every shard of `split` is in data_dir.
+  bool split_complete(const std::string& data_dir, const std::string& split) const;
+  // The splits still to write and their estimated text, for the disk space
+  // check; empty when a stream cannot tell its size.
+  std::vector<SplitSize> splits_to_write(const std::string& data_dir, const std::string& tmp_dir,
+                                         const GenerateOptions& options) const;
 };
 
 // Translation: the vocabulary suffixes are the language codes.
