@@ -13,6 +13,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
+#include "t2t/core/string_util.h"
 #include "t2t/text/sentencepiece_encoder.h"
 #include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
@@ -1106,4 +1107,70 @@ TEST_CASE("a sentencepiece model without byte pieces keeps loading and reads <un
   const Ids ids = old.encode("cat 😀");
   CHECK(std::find(ids.begin(), ids.end(), old.unk_id()) != ids.end());
   CHECK(old.decode(ids) == "cat \u2047");
+}
+
+TEST_CASE("sentencepiece's word cache encodes each word as SentencePiece does",
+          "[text][spm_cache]") {
+  TempDir dir;
+  Strings corpus = kCorpus;
+  const Strings more = synthetic_corpus(3000);
+  corpus.insert(corpus.end(), more.begin(), more.end());
+  // Natural text, and text the cache must leave whole: doubled, leading and
+  // trailing spaces; tabs, CJK next to Latin, numbers, emoji, words longer
+  // than the cache keeps.
+  Strings natural = kCorpus;
+  natural.insert(natural.end(),
+                 {"Dogs  and cats.", " leading space", "trailing space ", "tab\there too",
+                  "我们 明天 去北京 tomorrow 3:30pm", "😀 emoji 👍🏽 here", "x", "",
+                  "supercalifragilisticexpialidocious-antidisestablishmentarianism cat",
+                  "a b c d e f g h i j k l m n o p", "12345 678.90 $1,000,000"});
+  const Strings synthetic = synthetic_corpus(4000);
+  for (const std::string model_type : {"unigram", "bpe"}) {
+    INFO("model_type " << model_type);
+    SentencePieceOptions options;
+    options.model_type = model_type;
+    options.vocab_size = 1000;
+    const auto enc = SentencePieceEncoder::train(corpus, dir.file("cache_" + model_type), options);
+    const SentencePieceEncoder loaded(dir.file("cache_" + model_type) + ".model");
+    // What encode() means: each space-separated word encoded on its own.
+    auto by_word = [&](const std::string& t) {
+      if (t.empty() || t.front() == ' ' || t.back() == ' ' || t.find("  ") != std::string::npos)
+        return enc.encode_whole(t);
+      Ids ids;
+      for (const auto& w : split(t, ' ')) {
+        const Ids part = enc.encode_whole(w);
+        ids.insert(ids.end(), part.begin(), part.end());
+      }
+      return ids;
+    };
+    // Twice: words go in the cache the first time and come out of it after.
+    int ties = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const auto& t : natural) {
+        INFO("pass " << pass << ": '" << t << "'");
+        CHECK(enc.encode(t) == enc.encode_whole(t));
+        CHECK(loaded.encode(t) == enc.encode_whole(t));
+      }
+      for (const auto& t : synthetic) {
+        INFO("pass " << pass << ": '" << t << "'");
+        const Ids ids = loaded.encode(t);
+        CHECK(ids == by_word(t));
+        CHECK(loaded.decode(ids) == t);
+        // The whole sentence may break an exact tie between two segmentations
+        // of a word ("mumumu": mu+mumu or mumu+mu) the other way.
+        if (ids != enc.encode_whole(t)) ++ties;
+      }
+    }
+    CHECK(ties < static_cast<int>(synthetic.size()) / 50);
+    // From several threads at once, sharing one cache.
+    std::vector<std::thread> threads;
+    std::vector<int> mismatches(4, 0);
+    for (int k = 0; k < 4; ++k)
+      threads.emplace_back([&, k] {
+        for (size_t i = k; i < synthetic.size(); i += 2)
+          if (loaded.encode(synthetic[i]) != by_word(synthetic[i])) ++mismatches[k];
+      });
+    for (auto& t : threads) t.join();
+    CHECK(mismatches == std::vector<int>(4, 0));
+  }
 }

@@ -4,7 +4,10 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -88,7 +91,139 @@ std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOpt
   };
 }
 
+// The NormalizerSpec fields the word cache depends on, read from a
+// serialized ModelProto (its field 3) by hand: libsentencepiece does not
+// install the generated protobuf code. Returns false when the bytes do not
+// parse.
+struct NormalizerFacts {
+  std::string name;              // field 1
+  bool add_dummy_prefix = true;  // field 3, default true
+};
+
+bool read_varint(std::string_view& in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
+    const auto b = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    *v |= static_cast<uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+// Calls on_field(number, varint value, length-delimited bytes) for each
+// field of a message; skips fixed-size ones.
+bool for_each_field(std::string_view in,
+                    const std::function<void(uint64_t, uint64_t, std::string_view)>& on_field) {
+  while (!in.empty()) {
+    uint64_t key = 0, v = 0;
+    if (!read_varint(in, &key)) return false;
+    const uint64_t number = key >> 3;
+    switch (key & 7) {
+      case 0:
+        if (!read_varint(in, &v)) return false;
+        on_field(number, v, {});
+        break;
+      case 1:
+        if (in.size() < 8) return false;
+        in.remove_prefix(8);
+        break;
+      case 2:
+        if (!read_varint(in, &v) || v > in.size()) return false;
+        on_field(number, 0, in.substr(0, v));
+        in.remove_prefix(v);
+        break;
+      case 5:
+        if (in.size() < 4) return false;
+        in.remove_prefix(4);
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+bool read_normalizer_facts(std::string_view model_proto, NormalizerFacts* facts) {
+  std::string_view spec;
+  if (!for_each_field(model_proto, [&](uint64_t n, uint64_t, std::string_view b) {
+        if (n == 3) spec = b;
+      }))
+    return false;
+  return for_each_field(spec, [&](uint64_t n, uint64_t v, std::string_view b) {
+    if (n == 1) facts->name = std::string(b);
+    if (n == 3) facts->add_dummy_prefix = v != 0;
+  });
+}
+
+// SentencePiece's whitespace symbol, U+2581.
+constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
+
+// Text the word cache may split: words separated by single spaces.
+bool splits_into_words(std::string_view text) {
+  return !text.empty() && text.front() != ' ' && text.back() != ' ' &&
+         text.find("  ") == std::string_view::npos;
+}
+
 }  // namespace
+
+// Word -> ids, shared by every thread that encodes with this model: 64
+// independently locked shards keep contention low. Bounded: once full, new
+// words are encoded but not kept (the frequent ones come early and stay).
+class SentencePieceEncoder::WordCache {
+ public:
+  // Words longer than this (URLs, whole Chinese sentences) are not worth
+  // keeping: they rarely come again.
+  static constexpr size_t kMaxWordBytes = 32;
+
+  void encode(std::string_view text, const sentencepiece::SentencePieceProcessor& sp,
+              std::vector<int64_t>* out) {
+    std::vector<int> ids;
+    for (size_t start = 0;;) {
+      const size_t space = std::min(text.find(' ', start), text.size());
+      const std::string_view word = text.substr(start, space - start);
+      if (word.size() > kMaxWordBytes) {
+        encode_word(sp, word, &ids);
+        out->insert(out->end(), ids.begin(), ids.end());
+      } else {
+        Shard& shard = shards_[std::hash<std::string_view>()(word) % kShards];
+        const std::string key(word);
+        bool found = false;
+        {
+          std::lock_guard<std::mutex> lock(shard.mutex);
+          auto it = shard.words.find(key);
+          if (it != shard.words.end()) {
+            out->insert(out->end(), it->second.begin(), it->second.end());
+            found = true;
+          }
+        }
+        if (!found) {
+          encode_word(sp, word, &ids);
+          out->insert(out->end(), ids.begin(), ids.end());
+          std::lock_guard<std::mutex> lock(shard.mutex);
+          if (shard.words.size() < kWordsPerShard) shard.words.emplace(key, ids);
+        }
+      }
+      if (space == text.size()) return;
+      start = space + 1;
+    }
+  }
+
+ private:
+  static constexpr size_t kShards = 64;
+  static constexpr size_t kWordsPerShard = 4096;  // 256k words, ~30 MB at most
+
+  static void encode_word(const sentencepiece::SentencePieceProcessor& sp, std::string_view word,
+                          std::vector<int>* ids) {
+    const auto status = sp.Encode(word, ids);
+    if (!status.ok()) throw Error("sentencepiece encode failed: " + status.ToString());
+  }
+
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::vector<int>> words;
+  };
+  std::array<Shard, kShards> shards_;
+};
 
 SentencePieceEncoder::SentencePieceEncoder()
     : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
@@ -102,6 +237,23 @@ SentencePieceEncoder::SentencePieceEncoder(const std::string& model_path) : Sent
   if (!status.ok()) {
     throw Error("cannot load sentencepiece model '" + model_path + "': " + status.ToString());
   }
+  init_word_cache();
+}
+
+void SentencePieceEncoder::init_word_cache() {
+  words_.reset();
+  NormalizerFacts facts;
+  const std::string proto = sp_->serialized_model_proto();
+  if (!read_normalizer_facts(proto, &facts) || facts.name != "identity" ||
+      !facts.add_dummy_prefix)
+    return;
+  // A piece with the space symbol after its start would span words (a model
+  // trained with split_by_whitespace=false or treat_whitespace_as_suffix).
+  for (int id = 0; id < sp_->GetPieceSize(); ++id) {
+    const std::string piece = sp_->IdToPiece(id);
+    if (piece.find(kSpaceSymbol, 1) != std::string::npos) return;
+  }
+  words_ = std::make_unique<WordCache>();
 }
 
 SentencePieceEncoder::~SentencePieceEncoder() = default;
@@ -115,6 +267,7 @@ void SentencePieceEncoder::load_serialized(const std::string& model_proto,
     throw Error("sentencepiece produced an unreadable model for '" + origin +
                 "': " + status.ToString());
   }
+  init_word_cache();
 }
 
 SentencePieceEncoder SentencePieceEncoder::train(const std::vector<std::string>& sentences,
@@ -170,6 +323,16 @@ void SentencePieceEncoder::write_files(const std::string& model_proto,
 }
 
 std::vector<int64_t> SentencePieceEncoder::encode(std::string_view text) const {
+  if (words_ && splits_into_words(text)) {
+    std::vector<int64_t> ids;
+    ids.reserve(text.size() / 3 + 2);
+    words_->encode(text, *sp_, &ids);
+    return ids;
+  }
+  return encode_whole(text);
+}
+
+std::vector<int64_t> SentencePieceEncoder::encode_whole(std::string_view text) const {
   std::vector<int> ids;
   const auto status = sp_->Encode(text, &ids);
   if (!status.ok()) throw Error("sentencepiece encode failed: " + status.ToString());

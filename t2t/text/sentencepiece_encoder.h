@@ -12,6 +12,20 @@
 // Models without byte pieces (trained before, elsewhere, or with
 // byte_fallback = false) load and work as they always did: a character
 // they lack encodes as <unk> (id 2) and decodes as "⁇" (U+2047).
+//
+// Encoding goes word by word, through a cache. No piece of a model trained
+// to split on whitespace (SentencePiece's default) spans a space, so the
+// best segmentation of a sentence is that of each space-separated word on
+// its own: encode() looks words up in a bounded cache shared by all threads
+// and asks SentencePiece only for new ones, which makes English text
+// several times faster to encode. The one difference from encoding the
+// whole sentence at once: where two segmentations of a word score exactly
+// the same ("mumumu" as mu+mumu or mumu+mu), SentencePiece's float sums
+// from the sentence's start may pick the other one; both decode alike, and
+// real text rarely has such ties. Words are used only where the model
+// allows it (identity normalization with the dummy prefix, no piece with a
+// space inside) and for text without leading, trailing or doubled spaces;
+// anything else is encoded whole.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +83,8 @@ class SentencePieceEncoder : public TextEncoder {
                                               const SentencePieceOptions& options = {});
 
   std::vector<int64_t> encode(std::string_view text) const override;
+  // SentencePiece on the whole text at once, without going word by word.
+  std::vector<int64_t> encode_whole(std::string_view text) const;
   // Padding is dropped and EOS decodes to nothing; throws t2t::Error on an
   // id outside the vocabulary.
   std::string decode(const std::vector<int64_t>& ids) const override;
@@ -84,10 +100,14 @@ class SentencePieceEncoder : public TextEncoder {
   static SentencePieceEncoder from_trained(const std::string& model_proto,
                                            const std::string& model_prefix);
   void load_serialized(const std::string& model_proto, const std::string& origin);
+  // Sets up the word cache when the loaded model allows it.
+  void init_word_cache();
   // Writes MODEL_PREFIX.model and MODEL_PREFIX.vocab.
   void write_files(const std::string& model_proto, const std::string& model_prefix) const;
 
+  class WordCache;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::unique_ptr<WordCache> words_;  // null when words cannot be encoded apart
 };
 
 }  // namespace t2t
