@@ -134,6 +134,7 @@ class TrainerProcess {
   }
 
   void signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
 
   // The exit status (128 + signal when killed by one), or -1 while running.
   int exited() {
@@ -263,6 +264,11 @@ TEST_CASE("--eval_bleu with --decode_from_file scores against --decode_reference
                                                     " --decode_reference=" + short_ref));
   CHECK(mismatch.exit_code == 1);
   CHECK_THAT(mismatch.output, Catch::Contains("has 6 lines but --decode_reference="));
+  auto capped = run_command(trainer(dir / "bad5", "--train_steps=10 --eval_bleu" + from +
+                                                   " --decode_reference=" + ref +
+                                                   " --decode_hparams=num_samples=3"));
+  CHECK(capped.exit_code == 1);
+  CHECK_THAT(capped.output, Catch::Contains("num_samples in --decode_hparams caps the dev split"));
   auto no_ref = run_command(trainer(dir / "bad2", "--train_steps=10 --eval_bleu" + from));
   CHECK(no_ref.exit_code == 1);
   CHECK_THAT(no_ref.output, Catch::Contains("needs --decode_reference"));
@@ -273,7 +279,8 @@ TEST_CASE("--eval_bleu with --decode_from_file scores against --decode_reference
       run_command(trainer(dir / "bad4", "--train_steps=10 --eval_bleu --schedule=train"));
   CHECK(train_only.exit_code == 2);
   CHECK_THAT(train_only.output, Catch::Contains("--schedule=train makes none"));
-  for (const char* bad : {"bad1", "bad2", "bad3", "bad4"}) CHECK_FALSE(fs::exists(dir / bad));
+  for (const char* bad : {"bad1", "bad2", "bad3", "bad4", "bad5"})
+    CHECK_FALSE(fs::exists(dir / bad));
 }
 
 // ---- The best checkpoint and early stopping ----
@@ -514,6 +521,18 @@ TEST_CASE("SIGTERM stops training after the step with a checkpoint, and the run 
     trainer_process.signal(SIGTERM);
     INFO(trainer_process.log());
     CHECK(trainer_process.wait_exit() == 128 + SIGTERM);
+  }
+  {
+    // The same stop from two senders at once (Ctrl-C and torchrun passing
+    // it on) is one stop, not two.
+    TrainerProcess trainer_process(trainer(dir / "two_senders", cadence + "--train_steps=100000"),
+                                   dir / "log3");
+    REQUIRE(trainer_process.wait_for("\\] step 10: loss"));
+    run_command("kill -TERM " + std::to_string(trainer_process.pid()));
+    trainer_process.signal(SIGTERM);
+    INFO(trainer_process.log());
+    CHECK(trainer_process.wait_exit() == 0);
+    CHECK(stopped_step(trainer_process.log()) >= 10);
   }
 }
 

@@ -22,11 +22,17 @@ DevBleu::DevBleu(const std::string& problem, const std::string& data_dir, DevBle
       device_(device) {
   if (!ends_with(options_.decodes_path, ".decodes"))
     throw Error("the BLEU decodes file must end in .decodes, got " + options_.decodes_path);
+  if (options_.decode.num_samples == 0)
+    throw Error("num_samples=0 in --decode_hparams leaves --eval_bleu nothing to score; give a "
+                "positive number, or -1 for the whole dev split");
   encoders_ = problem_->feature_encoders(data_dir_);
   if (!options_.source_file.empty()) {
     if (options_.reference_file.empty())
       throw Error("--decode_from_file=" + options_.source_file +
                   " needs --decode_reference: BLEU compares with the reference translations");
+    if (options_.decode.num_samples >= 0)
+      throw Error("num_samples in --decode_hparams caps the dev split; --decode_from_file=" +
+                  options_.source_file + " is decoded whole: give a shorter file instead");
     const auto sources =
         read_records(options_.source_file, options_.decode.delimiter, "--decode_from_file");
     references_ =

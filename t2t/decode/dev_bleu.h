@@ -23,7 +23,8 @@ class T2TModel;
 
 struct DevBleuOptions {
   // --decode_hparams; num_samples caps the dev-split sentences decoded (a
-  // file is decoded whole), log_results is best left off.
+  // file is decoded whole: num_samples with a file is refused);
+  // log_results is best left off.
   DecodeOptions decode;
   std::string source_file;     // "" = the problem's dev split
   std::string reference_file;  // with source_file only

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -23,9 +25,24 @@ std::atomic<int> g_direct{0};     // SIGINT/SIGTERM received by this process
 std::atomic<int> g_forwarded{0};  // SIGUSR1: passed on by the launcher
 std::atomic<int> g_requested{0};  // request_stop()
 std::atomic<int> g_first_signal{0};
-std::atomic<bool> g_forwarding{false};  // this process is a launcher
+std::atomic<int64_t> g_first_source{0};  // who sent it: a pid, or -1 for the kernel (a tty)
+std::atomic<int64_t> g_first_ns{0};      // when, on the monotonic clock
+std::atomic<bool> g_forwarding{false};   // this process is a launcher
 static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
+
+// One stop may reach a process twice from two senders within moments:
+// Ctrl-C goes to the whole process group, and a launcher such as torchrun
+// passes what it got on to its workers. A signal from another sender within
+// this time of the first is taken for the same stop.
+constexpr int64_t kSameStopNs = 1000000000;
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 void say(const char* text) {
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, std::strlen(text));
@@ -38,19 +55,28 @@ void die_of(int sig) {
   ::raise(sig);
 }
 
-void on_signal(int sig) {
+void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
   if (sig == SIGUSR1) {
     if (g_forwarded.fetch_add(1) + 1 >= 2) die_of(SIGTERM);
   } else {
-    int expected = 0;
-    g_first_signal.compare_exchange_strong(expected, sig);
+    const bool from_process = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+    const int64_t source = from_process ? info->si_pid : -1;
+    const int64_t now = monotonic_ns();
+    if (g_direct == 0) {
+      g_first_signal = sig;
+      g_first_source = source;
+      g_first_ns = now;
+    } else if (source != g_first_source && now - g_first_ns < kSameStopNs) {
+      errno = saved;
+      return;
+    }
     const int count = g_direct.fetch_add(1) + 1;
     // A launcher lets its workers decide (they get each signal passed on);
     // a third signal ends it regardless, should they hang.
     const int fatal = g_forwarding ? 3 : 2;
     if (count >= fatal) {
-      say("t2t: second stop signal: stopping at once, without a checkpoint\n");
+      say("t2t: stop signal again: stopping at once, without a checkpoint\n");
       die_of(sig);
     } else if (count == 1) {
       say(g_forwarding ? "t2t: stop signal received: passing it on to the workers, which stop "
@@ -90,10 +116,14 @@ std::vector<pid_t> child_processes() {
 
 void install_stop_handlers() {
   struct sigaction action {};
-  action.sa_handler = on_signal;
+  action.sa_sigaction = on_signal;
   sigemptyset(&action.sa_mask);
-  // Blocking calls (waitpid, reads) resume after the handler.
-  action.sa_flags = SA_RESTART;
+  // The handlers take turns, so that the counts stay in step; blocking
+  // calls (waitpid, reads) resume after them.
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  sigaddset(&action.sa_mask, SIGUSR1);
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGUSR1, &action, nullptr);
@@ -115,6 +145,8 @@ void clear_stop_request() {
   g_forwarded = 0;
   g_requested = 0;
   g_first_signal = 0;
+  g_first_source = 0;
+  g_first_ns = 0;
 }
 
 struct StopForwarder::Impl {
