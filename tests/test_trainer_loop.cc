@@ -536,7 +536,8 @@ TEST_CASE("SIGTERM stops training after the step with a checkpoint, and the run 
   }
 }
 
-TEST_CASE("with --worker_gpu, a SIGINT to the launcher stops every worker at the same step",
+TEST_CASE("with --worker_gpu, a SIGINT to the launcher or early stopping stops every worker at "
+          "the same step",
           "[trainer_loop][e2e]") {
   TempDir dir("trainer_loop_sigint_workers");
   const std::string out = dir / "run";
@@ -557,6 +558,20 @@ TEST_CASE("with --worker_gpu, a SIGINT to the launcher stops every worker at the
   t2t::CheckpointMeta meta;
   t2t::read_checkpoint_tensors(out + "/model.ckpt-" + std::to_string(step) + ".pt", &meta);
   CHECK(meta.step == step);
+  CHECK(meta.worker_rng_states.size() == 2);
+
+  // Early stopping, decided by the chief's evaluations, stops both workers
+  // at the same step too (a worker left behind would hang the run).
+  const std::string early = dir / "early";
+  TrainerProcess early_process(
+      trainer(early, "--worker_gpu=2 --train_steps=1000 --local_eval_frequency=10 "
+                     "--save_checkpoints_steps=1000 --eval_early_stopping_steps=20 "
+                     "--eval_early_stopping_metric_delta=100"),
+      dir / "early_log");
+  CHECK(early_process.wait_exit(120) == 0);
+  INFO(early_process.log());
+  CHECK_THAT(early_process.log(), Catch::Contains("early stopping at step 30"));
+  t2t::read_checkpoint_tensors(early + "/model.ckpt-30.pt", &meta);
   CHECK(meta.worker_rng_states.size() == 2);
 }
 
