@@ -81,3 +81,28 @@ TEST_CASE("characters the vocabulary never saw round trip through datagen and th
   CHECK(inputs == en);
   CHECK(targets == zh);
 }
+
+TEST_CASE("a SentencePiece vocabulary too small for byte pieces is learned without them",
+          "[datagen][e2e][spm_bytes]") {
+  TempDir dir("datagen_small_spm");
+  std::vector<std::string> en, zh;
+  for (int i = 0; i < 300; ++i) {
+    en.push_back("the cat number " + std::to_string(i) + " sat on the mat.");
+    zh.push_back("第" + std::to_string(i) + "只猫坐在垫子上。");
+  }
+  write_lines(dir / "train.en", en);
+  write_lines(dir / "train.zh", zh);
+  fs::create_directories(dir / "usr");
+  write_lines(dir / "usr/small.yaml",
+              {"name: small_spm", "train: {source: ../train.en, target: ../train.zh}",
+               "vocab: {type: sentencepiece, size: 300}", "shards: {train: 1}"});
+  const std::string data = dir / "data";
+  auto r = run_command("./t2t-datagen --t2t_usr_dir=" + (dir / "usr") +
+                       " --problem=small_spm --data_dir=" + data);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("a vocabulary of 300 is too small for 256 byte pieces"));
+  const auto vocab = read_lines(data + "/vocab.small_spm.300.spm.vocab");
+  REQUIRE(vocab.size() > 3);
+  CHECK(vocab[3].rfind("<0x00>", 0) != 0);
+}

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "t2t/core/error.h"
+#include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
 #include "t2t/text/sentencepiece_encoder.h"
 #include "t2t/text/subword_text_encoder.h"
@@ -18,6 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUnknownToken = "<unk>";
+constexpr int64_t kMinByteFallbackVocab = 1024;
 
 std::string strip_suffix(const std::string& s, const std::string& suffix) {
   return ends_with(s, suffix) ? s.substr(0, s.size() - suffix.size()) : s;
@@ -103,6 +105,14 @@ std::shared_ptr<TextEncoder> learn_vocab(const std::vector<std::string>& sample,
       options.num_threads = threads;
       // A small corpus may not fill the requested size; take what it has.
       options.hard_vocab_limit = false;
+      // Byte pieces, so that no character is lost to <unk>, where they take
+      // at most a quarter of the ids; a smaller vocabulary keeps its room
+      // for real pieces.
+      options.byte_fallback = spec.size >= kMinByteFallbackVocab;
+      if (!options.byte_fallback)
+        spdlog::info("{}: a vocabulary of {} is too small for 256 byte pieces (it takes them "
+                     "from {}); characters it lacks will read as <unk>", path, spec.size,
+                     kMinByteFallbackVocab);
       return std::make_shared<SentencePieceEncoder>(
           SentencePieceEncoder::train(sample, strip_suffix(path, ".model"), options));
     }
