@@ -213,4 +213,16 @@ TEST_CASE("a CWMT archive without one of its files is an error naming both",
   CHECK_THAT(r.output, Catch::Contains("'" + tmp + "/cwmt.tgz' has no file "
                                        "'cwmt/datum2017/Book7_cn.txt'"));
   CHECK_FALSE(fs::exists(data + "/translate_enzh_wmt32k-train-00000-of-00100"));
+
+  // Extracted files without their archive, one of them missing: the same.
+  TempDir half("wmt_partial");
+  const std::string tmp2 = half / "tmp";
+  place_news_commentary(tmp2);
+  write_corpus(tmp2 + "/en-zh/UNv1.0.en-zh.en", tmp2 + "/en-zh/UNv1.0.en-zh.zh", "un", 5);
+  fs::remove(tmp2 + "/en-zh/UNv1.0.en-zh.zh");
+  r = run_command(datagen("translate_enzh_wmt32k", half / "data", tmp2));
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Catch::Contains("UN v1.0 is only partly in '" + tmp2 + "': '" + tmp2 +
+                                       "/en-zh/UNv1.0.en-zh.zh' is missing"));
 }
