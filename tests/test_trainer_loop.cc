@@ -477,6 +477,19 @@ TEST_CASE("early stopping ends a run with a checkpoint, and a restart stops at o
   auto negative = run_command(trainer(dir / "bad6", "--eval_early_stopping_steps=-1"));
   CHECK(negative.exit_code == 2);
   CHECK_THAT(negative.output, Catch::Contains("--eval_early_stopping_steps=-1"));
+  auto delta = run_command(trainer(dir / "bad7", "--eval_early_stopping_steps=10 "
+                                                 "--eval_early_stopping_metric_delta=-0.5"));
+  CHECK(delta.exit_code == 2);
+  CHECK_THAT(delta.output, Catch::Contains("--eval_early_stopping_metric_delta=-0.5 must be 0"));
+  // Without early stopping its other flags would do nothing: refused.
+  auto off = run_command(trainer(dir / "bad8", "--eval_early_stopping_metric_delta=0.5"));
+  CHECK(off.exit_code == 2);
+  CHECK_THAT(off.output, Catch::Contains("--eval_early_stopping_metric_delta shapes early "
+                                         "stopping, which is off"));
+  auto no_evals = run_command(trainer(dir / "bad9", "--best_metric=accuracy --schedule=train"));
+  CHECK(no_evals.exit_code == 2);
+  CHECK_THAT(no_evals.output, Catch::Contains("--schedule=train makes none"));
+  for (int i = 1; i <= 9; ++i) CHECK_FALSE(fs::exists(dir / ("bad" + std::to_string(i))));
 }
 
 // ---- Stopping on a signal ----

@@ -146,6 +146,15 @@ int train(const cxxopts::ParseResult& flags) {
   o.early_stopping.metric = flags["eval_early_stopping_metric"].as<std::string>();
   o.early_stopping.delta = flags["eval_early_stopping_metric_delta"].as<double>();
   o.early_stopping.minimize = flags["eval_early_stopping_metric_minimize"].as<bool>();
+  if (flags.count("best_metric") && o.best_metric != "none" && o.schedule == "train")
+    throw t2t::cli::UsageError("--best_metric picks among evaluations, and --schedule=train makes "
+                               "none; use --schedule=continuous_train_and_eval");
+  if (o.early_stopping.steps == 0)
+    for (const char* name : {"eval_early_stopping_metric", "eval_early_stopping_metric_delta",
+                             "eval_early_stopping_metric_minimize"})
+      if (flags.count(name))
+        throw t2t::cli::UsageError(std::string("--") + name + " shapes early stopping, which "
+                                   "is off: add --eval_early_stopping_steps=N or leave it out");
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
   const int worker_gpu = flags["worker_gpu"].as<int>();

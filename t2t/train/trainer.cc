@@ -639,7 +639,7 @@ void check_train_options(const TrainOptions& o) {
                   "--schedule=continuous_train_and_eval, not " + o.schedule);
     check_metric("eval_early_stopping_metric", es.metric, "");
     if (!(es.delta >= 0))
-      throw Error("--eval_early_stopping_metric_delta=" + std::to_string(es.delta) +
+      throw Error("--eval_early_stopping_metric_delta=" + fmt::format("{}", es.delta) +
                   " must be 0 or more: it is the least improvement that counts");
     const bool higher = find_eval_metric(es.metric)->higher_is_better;
     if (es.minimize == higher)
