@@ -23,6 +23,7 @@
 #include "t2t/io/tfrecord.h"
 #include "t2t/train/best_checkpoint.h"
 #include "t2t/train/early_stopping.h"
+#include "t2t/train/eval_decisions.h"
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/trainer.h"
 #include "t2t/core/hparams.h"
@@ -374,6 +375,37 @@ TEST_CASE("the evaluation history survives a restart, cut at the resumed step",
   CHECK(resumed.series("bleu") == Series{{20, 1.5}});
   t2t::write_file_atomic(path, "loss: [1, 2\n");
   CHECK_THROWS_WITH(t2t::EvalHistory(path, 100), Catch::Contains(path));
+}
+
+TEST_CASE("evaluations decide the best step and the stop, and a restart takes them up",
+          "[trainer_loop]") {
+  TempDir dir("trainer_loop_decisions");
+  t2t::TrainOptions o;
+  o.output_dir = dir / "run";
+  o.best_metric = "bleu";
+  o.early_stopping = {20, "bleu", 0.5, false};
+  for (int step : {10, 20, 30, 40})
+    t2t::write_file_atomic(o.output_dir + "/model.ckpt-" + std::to_string(step) + ".pt", "x");
+  {
+    t2t::EvalDecisions decisions(o, 0);
+    auto d = decisions.add(10, {{"bleu", 5.0}, {"loss", 3.0}});
+    CHECK((d.new_best && !d.stop));
+    decisions.keep_best(o.output_dir + "/model.ckpt-10.pt", 10);
+    d = decisions.add(20, {{"bleu", 8.0}});
+    CHECK((d.new_best && !d.stop));
+    decisions.keep_best(o.output_dir + "/model.ckpt-20.pt", 20);
+    d = decisions.add(30, {{"bleu", 7.0}});
+    CHECK((!d.new_best && !d.stop));
+    CHECK_THAT(decisions.best_summary(), Catch::Contains("by bleu is step 20"));
+  }
+  // Restarted from step 30: 8.2 beats the best read back, and nothing since
+  // step 20 gained 0.5.
+  t2t::EvalDecisions restarted(o, 30);
+  CHECK_FALSE(restarted.stop_reason());
+  auto d = restarted.add(40, {{"bleu", 8.2}});
+  CHECK(d.new_best);
+  CHECK(d.stop);
+  CHECK_THAT(restarted.stop_reason().value_or(""), Catch::Contains("bleu has not increased"));
 }
 
 TEST_CASE("the best checkpoint by loss lands in best/, also between saves, and survives a "

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
-#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -22,8 +21,7 @@
 #include "t2t/io/event_writer.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "t2t/train/best_checkpoint.h"
-#include "t2t/train/early_stopping.h"
+#include "t2t/train/eval_decisions.h"
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
@@ -355,50 +353,26 @@ class TrainingRun {
     return metrics;
   }
 
-  // The eval history and the best checkpoint so far, read back on a
-  // restart (chief only: it alone evaluates).
+  // The eval events, and what the run made of its evaluations so far, read
+  // back on a restart (chief only: it alone evaluates).
   void open_eval_records() {
-    const fs::path eval_dir = fs::path(options_.output_dir) / "eval";
-    eval_events_.emplace(eval_dir.string());
-    history_ = EvalHistory((eval_dir / "history.yaml").string(), step_);
-    if (const EvalMetricInfo* metric = find_eval_metric(options_.best_metric))
-      best_.emplace(options_.output_dir, *metric);
+    eval_events_.emplace((fs::path(options_.output_dir) / "eval").string());
+    decisions_.emplace(options_, step_);
   }
 
-  // What an evaluation decides for every worker: whether this step is the
-  // best so far (it then needs a checkpoint), whether training stops here.
-  struct EvalDecision {
-    bool new_best = false;
-    bool stop = false;
-  };
-
-  // The chief evaluates and decides; every worker gets the decision.
-  EvalDecision evaluate_and_decide() {
-    EvalDecision d;
-    if (chief_) {
-      const EvalMetrics metrics = evaluate_and_log();
-      history_.record(step_, metrics);
-      if (best_) {
-        auto it = metrics.find(best_->metric().name);
-        if (it != metrics.end() && best_->improves(it->second)) {
-          d.new_best = true;
-          best_value_ = it->second;
-        }
-      }
-      early_stopping_reason_ = early_stopping_reason(
-          history_.series(options_.early_stopping.metric), options_.early_stopping);
-      d.stop = early_stopping_reason_.has_value();
-    }
+  // The chief evaluates and decides (eval_decisions.h); every worker gets
+  // the decision: whether this step is the best so far (it then needs a
+  // checkpoint), whether training stops here.
+  EvalDecisions::Decision evaluate_and_decide() {
+    EvalDecisions::Decision d;
+    if (chief_) d = decisions_->add(step_, evaluate_and_log());
     const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
     return {agreed[0], agreed[1]};
   }
 
   // Copies the checkpoint of this step (saved_path_) into best/.
   void record_best() {
-    if (!chief_) return;
-    const std::string copy = best_->record(saved_path_, step_, best_value_);
-    spdlog::info("new best {} {:.4f} at step {}: kept as {}", best_->metric().name, best_value_,
-                 step_, copy);
+    if (chief_) decisions_->keep_best(saved_path_, step_);
   }
 
   // True where any worker said true. Decisions taken on one worker (the
@@ -406,15 +380,13 @@ class TrainingRun {
   // this way: they must all save, and stop, together.
   std::vector<bool> any_worker(const std::vector<bool>& flags) {
     if (!communicator_) return flags;
-    at::Tensor t = torch::zeros({static_cast<int64_t>(flags.size())}, torch::kFloat64);
-    for (size_t i = 0; i < flags.size(); ++i)
-      if (flags[i]) t[static_cast<int64_t>(i)] = 1.0;
-    t = t.to(communicator_->device());
+    const std::vector<double> mine(flags.begin(), flags.end());
+    at::Tensor t = torch::tensor(mine, torch::kFloat64).to(communicator_->device());
     communicator_->all_reduce_sum(t);
-    t = t.cpu();
+    t = t.cpu().contiguous();
+    const double* sums = t.data_ptr<double>();
     std::vector<bool> out(flags.size());
-    for (size_t i = 0; i < flags.size(); ++i)
-      out[i] = t[static_cast<int64_t>(i)].item<double>() > 0;
+    for (size_t i = 0; i < flags.size(); ++i) out[i] = sums[i] > 0;
     return out;
   }
 
@@ -520,7 +492,7 @@ class TrainingRun {
         break;
       }
       if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last)) {
-        const EvalDecision d = evaluate_and_decide();
+        const EvalDecisions::Decision d = evaluate_and_decide();
         // The best step gets a checkpoint even off the saving cadence, and
         // so does the step training stops at.
         if ((d.new_best || d.stop) && saved_step_ != step_) {
@@ -531,7 +503,8 @@ class TrainingRun {
         if (d.stop) {
           if (chief_)
             spdlog::info("early stopping at step {}: {}. Last checkpoint {}{}", step_,
-                         *early_stopping_reason_, saved_path_, best_summary());
+                         decisions_->stop_reason().value_or(""), saved_path_,
+                         decisions_->best_summary());
           break;
         }
       }
@@ -546,23 +519,15 @@ class TrainingRun {
   bool stopped_early_before() {
     if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
       return false;
-    if (chief_)
-      early_stopping_reason_ = early_stopping_reason(
-          history_.series(options_.early_stopping.metric), options_.early_stopping);
-    if (!any_worker({early_stopping_reason_.has_value()})[0]) return false;
+    const std::optional<std::string> why = chief_ ? decisions_->stop_reason() : std::nullopt;
+    if (!any_worker({why.has_value()})[0]) return false;
     if (chief_)
       spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
                    "raise --eval_early_stopping_steps or lower "
-                   "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it off){}",
-                   step_, *early_stopping_reason_, best_summary());
+                   "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it "
+                   "off){}",
+                   step_, *why, decisions_->best_summary());
     return true;
-  }
-
-  std::string best_summary() const {
-    if (!best_ || !best_->best()) return "";
-    const BestRecord& b = *best_->best();
-    return "; the best checkpoint by " + b.metric + " is step " + std::to_string(b.step) +
-           " in " + BestCheckpoint::dir_of(options_.output_dir);
   }
 
   const TrainOptions& options_;
@@ -582,72 +547,13 @@ class TrainingRun {
   double saved_loss_scale_ = 0;  // 0: the checkpoint had none
   int64_t saved_loss_scale_good_steps_ = 0;
   std::optional<EventWriter> eval_events_;
-  EvalHistory history_;
-  std::optional<BestCheckpoint> best_;
-  double best_value_ = 0;  // of the evaluation that found a new best
-  std::optional<std::string> early_stopping_reason_;
+  std::optional<EvalDecisions> decisions_;  // chief only
   int64_t saved_step_ = -1;  // the step of the newest checkpoint of this run
   std::string saved_path_;   // its file (chief only)
   int64_t nonfinite_in_a_row_ = 0, nonfinite_total_ = 0;
 };
 
 }  // namespace
-
-void check_train_options(const TrainOptions& o) {
-  if (o.schedule != "train" && o.schedule != "evaluate" && o.schedule != "continuous_train_and_eval")
-    throw Error("--schedule=" + o.schedule +
-                " is not one of train, evaluate, continuous_train_and_eval");
-  auto flag = [](const char* name, int64_t value) {
-    return std::string("--") + name + "=" + std::to_string(value);
-  };
-  // 0 steps to train is refused as TF's Estimator refuses max_steps=0:
-  // a run that trains nothing is a mistake; --schedule=evaluate evaluates.
-  if (o.train_steps < 1)
-    throw Error(flag("train_steps", o.train_steps) + " must be at least 1: it is the step "
-                "training stops at (counted from 0, a resumed run included). To evaluate the "
-                "latest checkpoint without training, use --schedule=evaluate.");
-  for (auto [name, value] : {std::pair<const char*, int64_t>{"eval_steps", o.eval_steps},
-                             {"local_eval_frequency", o.local_eval_frequency},
-                             {"log_step_count_steps", o.log_step_count_steps},
-                             {"max_nonfinite_steps", o.max_nonfinite_steps}})
-    if (value < 1) throw Error(flag(name, value) + " must be at least 1");
-  for (auto [name, value, zero] :
-       {std::tuple<const char*, int64_t, const char*>{"save_checkpoints_steps",
-                                                      o.save_checkpoints_steps,
-                                                      "every --local_eval_frequency steps"},
-        {"save_checkpoints_secs", o.save_checkpoints_secs, "no time-based checkpoints"},
-        {"keep_checkpoint_max", o.keep_checkpoint_max, "keep every checkpoint"}})
-    if (value < 0) throw Error(flag(name, value) + " must be 0 (" + zero + ") or more");
-
-  // Metrics by name: a name that no evaluation reports would never decide.
-  auto check_metric = [&o](const std::string& flag_name, const std::string& metric,
-                           const std::string& or_else) {
-    if (!find_eval_metric(metric))
-      throw Error("--" + flag_name + "=" + metric + " is not an eval metric; use one of " +
-                  eval_metric_names() + or_else);
-    if (metric == "bleu" && !o.extra_evaluation)
-      throw Error("--" + flag_name + "=bleu needs --eval_bleu: without it evaluations have no "
-                  "BLEU (approx_bleu_score is the teacher-forced one)");
-  };
-  if (o.best_metric != "none") check_metric("best_metric", o.best_metric, ", or none");
-  const EarlyStoppingOptions& es = o.early_stopping;
-  if (es.steps < 0)
-    throw Error(flag("eval_early_stopping_steps", es.steps) + " must be 0 (off) or more");
-  if (es.steps > 0) {
-    if (o.schedule != "continuous_train_and_eval")
-      throw Error("--eval_early_stopping_steps stops training on evaluations: it needs "
-                  "--schedule=continuous_train_and_eval, not " + o.schedule);
-    check_metric("eval_early_stopping_metric", es.metric, "");
-    if (!(es.delta >= 0))
-      throw Error("--eval_early_stopping_metric_delta=" + fmt::format("{}", es.delta) +
-                  " must be 0 or more: it is the least improvement that counts");
-    const bool higher = find_eval_metric(es.metric)->higher_is_better;
-    if (es.minimize == higher)
-      throw Error("--eval_early_stopping_metric=" + es.metric + " improves as it " +
-                  (higher ? "grows" : "falls") + ": set --eval_early_stopping_metric_minimize=" +
-                  (higher ? "false" : "true"));
-  }
-}
 
 void run_training(const TrainOptions& options, const HParams& hp) {
   TrainingRun(options, hp).run();
