@@ -4,6 +4,10 @@ namespace t2t {
 
 // Values as in tensor2tensor/layers/common_hparams.py; only the keys that t2t
 // reads are carried, under T2T's names, so T2T command lines keep working.
+// A few are carried for T2T's sake but not read as T2T reads them (dropout,
+// symbol_modality_num_shards, weight_dtype, activation_dtype):
+// hparams/honoured_hparams.cc says which of their values are honoured, and
+// refuses the others.
 HParams basic_params1() {
   HParams hp;
   // Batching. batch_size counts tokens per worker for text problems.
@@ -14,15 +18,21 @@ HParams basic_params1() {
   hp.add("min_length_bucket", int64_t{8});
   hp.add("length_bucket_step", 1.1);
   hp.add("eval_drop_long_sequences", false);
+  // Training batches drawn at random from a buffer of this many (the
+  // reader's batch shuffle); 0 or 1: none.
   hp.add("batch_shuffle_size", int64_t{512});
   hp.add("max_input_seq_length", int64_t{0});
   hp.add("max_target_seq_length", int64_t{0});
   // Model shape.
   hp.add("num_hidden_layers", int64_t{4});
   hp.add("hidden_size", int64_t{64});
+  // Read by no t2t model (nor by T2T's transformer, whose dropouts are its
+  // own); a transformer refuses a change of it.
   hp.add("dropout", 0.2);
   hp.add("multiply_embedding_mode", std::string("sqrt_depth"));
   hp.add("shared_embedding_and_softmax_weights", false);
+  // T2T's embedding split over parameter servers: any value >= 1 gives the
+  // same model here, one matrix.
   hp.add("symbol_modality_num_shards", int64_t{1});
   hp.add("symbol_dropout", 0.0);
   // Pre/post-processing of each sub-layer: letters a (residual add),
@@ -59,7 +69,9 @@ HParams basic_params1() {
   hp.add("sampling_method", std::string("argmax"));
   hp.add("sampling_temp", 1.0);
   hp.add("sampling_keep_top_k", int64_t{-1});  // -1: sample from every id
-  // Precision of activations and weights.
+  // Precision of activations and weights. activation_dtype bfloat16 or
+  // float16 trains under autocast, as --mixed_precision=bf16 / fp16 do
+  // (effective_mixed_precision); weights stay float32, the only weight_dtype.
   hp.add("activation_dtype", std::string("float32"));
   hp.add("weight_dtype", std::string("float32"));
   return hp;

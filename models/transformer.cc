@@ -11,7 +11,9 @@
 #include <tuple>
 #include <vector>
 
+#include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
+#include "t2t/core/logging.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {
@@ -102,6 +104,10 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
   require(hp, "ffn_layer", "dense_relu_dense");
   require(hp, "self_attention_type", "dot_product");
   require(hp, "max_relative_position", "0");
+  // T2T's hparams that the transformer carries but does not read as T2T
+  // does: refused, or said at start-up when asked for.
+  for (const std::string& note : check_honoured_hparams(hp, "transformer"))
+    spdlog::info("{}", note);
   const std::string pos = hp.has("pos") ? hp.get_string("pos") : "timing";
   if (pos != "timing" && pos != "none") {
     throw Error("hparam pos='" + pos +

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -77,18 +78,46 @@ void add_decoding_flags(cxxopts::Options& options) {
        value<std::string>()->default_value("none"));
 }
 
+namespace {
+
+// What decoding does with hparams that the model honours, refused here
+// rather than when the model is built (hparams/honoured_hparams.h), and
+// with T2T's activation_dtype, a training setting here: decoding computes
+// in float32.
+void check_decoding_hparams(const HParams& hp, const std::string& model) {
+  try {
+    check_honoured_hparams(hp, model);  // its notes are logged when the model is built
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  // A run trained with autocast saved its activation_dtype, like any
+  // hparam; only a value asked for here is a request decoding cannot meet.
+  if (!hp.has("activation_dtype") || !hp.overridden("activation_dtype")) return;
+  const std::string dtype = hp.get_string("activation_dtype");
+  if (dtype != "float32")
+    throw UsageError("hparam activation_dtype=" + dtype + " (from " +
+                     hp.override_source("activation_dtype") + ") applies to training (autocast, "
+                     "as t2t-trainer --mixed_precision); decoding computes in float32. Leave it "
+                     "out (on the CPU, --quantize=int8 is the faster decoding)");
+}
+
+}  // namespace
+
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir) {
   const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
+  HParams hp;
   if (!std::filesystem::exists(saved)) {
     const std::string set_name =
         required(flags, "hparams_set", "--hparams_set=transformer_base (no " + saved + " found)");
-    return resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                           flags["hparams"].as<std::string>());
+    hp = resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
+                         flags["hparams"].as<std::string>());
+  } else {
+    hp = HParams::from_yaml_file(saved);
+    if (!flags["hparams_file"].as<std::string>().empty())
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
   }
-  HParams hp = HParams::from_yaml_file(saved);
-  if (!flags["hparams_file"].as<std::string>().empty())
-    hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
-  hp.parse(flags["hparams"].as<std::string>(), "--hparams");
+  check_decoding_hparams(hp, flags["model"].as<std::string>());
   return hp;
 }
 

@@ -202,6 +202,21 @@ const std::vector<int64_t>& HParams::get_ints(const std::string& n) const {
   return typed<std::vector<int64_t>>(*this, n, "list of ints");
 }
 
+void HParams::remember_before_override(const std::string& name, const std::string& source) {
+  auto it = overrides_.find(name);
+  if (it == overrides_.end()) it = overrides_.emplace(name, Override{value(name), ""}).first;
+  it->second.source = source;
+}
+
+bool HParams::overridden(const std::string& name) const {
+  auto it = overrides_.find(name);
+  return it != overrides_.end() && it->second.before != value(name);
+}
+
+std::string HParams::override_source(const std::string& name) const {
+  return overridden(name) ? overrides_.at(name).source : std::string();
+}
+
 std::vector<std::string> HParams::keys() const {
   std::vector<std::string> out;
   for (const auto& e : entries_) out.push_back(e.first);
@@ -248,6 +263,7 @@ HParams& HParams::parse(const std::string& overrides, const std::string& source)
       name = name.substr(0, lb);
     }
     if (!has(name)) unknown_key(name, source);
+    remember_before_override(name, source);
     HValue& slot = entries_[index_.at(name)].second;
     if (index >= 0) {
       auto* list = std::get_if<std::vector<int64_t>>(&slot);
@@ -302,6 +318,7 @@ HParams& HParams::apply_yaml_string(const std::string& yaml, const std::string& 
   for (const auto& kv : root) {
     const std::string name = kv.first.as<std::string>();
     if (!has(name)) unknown_key(name, source);
+    remember_before_override(name, source);
     HValue& slot = entries_[index_.at(name)].second;
     if (kv.second.IsMap() || kv.second.IsNull())
       throw Error("hyperparameter '" + name + "' (from " + source + ") expects " +

@@ -78,6 +78,15 @@ class HParams {
   static HParams from_yaml_file(const std::string& path);
   static HParams from_yaml_string(const std::string& yaml, const std::string& source);
 
+  // Whether parse() or apply_yaml_*() (the command line's --hparams and
+  // --hparams_file) changed `name` to a value other than the one it held
+  // before them: the set's, or a saved run's. Lets a check tell a value the
+  // user asked for from one every set inherits. Copies keep it; YAML does not.
+  bool overridden(const std::string& name) const;
+  // Where the last such change of `name` came from ("--hparams", "--hparams_file
+  // f.yaml"); "" when none.
+  std::string override_source(const std::string& name) const;
+
   // Keys whose values differ, plus keys present on one side only, each as
   // "name: this -> other"; empty when equal.
   std::vector<std::string> diff(const HParams& other) const;
@@ -89,8 +98,15 @@ class HParams {
   HValue converted(const std::string& name, const HValue& current, const HValue& incoming,
                    const std::string& source) const;
   [[noreturn]] void unknown_key(const std::string& name, const std::string& source) const;
+  // Notes the value `name` holds before an override from `source` changes it.
+  void remember_before_override(const std::string& name, const std::string& source);
   std::vector<std::pair<std::string, HValue>> entries_;
   std::map<std::string, size_t> index_;
+  struct Override {
+    HValue before;       // the value before the first override
+    std::string source;  // where the last one came from
+  };
+  std::map<std::string, Override> overrides_;
 };
 
 using HParamsFn = std::function<HParams()>;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -61,6 +62,11 @@ std::string ReaderState::to_yaml() const {
   out << YAML::Key << "training" << YAML::Value << training;
   emit_addresses(out, "shuffle_buffer", shuffle_buffer);
   emit_addresses(out, "bucketed", bucketed);
+  out << YAML::Key << "batch_rng" << YAML::Value << YAML::DoubleQuoted << batch_rng;
+  emit_addresses(out, "batch_buffer", batch_buffer);
+  out << YAML::Key << "batch_buffer_rows" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (int64_t rows : batch_buffer_rows) out << rows;
+  out << YAML::EndSeq;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -85,6 +91,14 @@ ReaderState ReaderState::from_yaml(const std::string& yaml, const std::string& s
     s.training = need("training").as<bool>();
     s.shuffle_buffer = parse_addresses(root["shuffle_buffer"], "shuffle_buffer", source);
     s.bucketed = parse_addresses(root["bucketed"], "bucketed", source);
+    // States saved before batches were shuffled have none of these.
+    if (YAML::Node n = root["batch_rng"]) s.batch_rng = n.as<std::string>();
+    s.batch_buffer = parse_addresses(root["batch_buffer"], "batch_buffer", source);
+    if (YAML::Node rows = root["batch_buffer_rows"]) {
+      if (!rows.IsSequence())
+        throw Error("reader state " + source + ": 'batch_buffer_rows' must be a list of counts");
+      for (const auto& n : rows) s.batch_buffer_rows.push_back(n.as<int64_t>());
+    }
   } catch (const YAML::Exception& e) {
     throw Error("reader state " + source + " is not valid: " + e.what());
   }
@@ -138,10 +152,12 @@ class BatchReader::Producer {
       : files_(files), scheme_(scheme), options_(options), buckets_(scheme.batch_sizes.size()) {
     record_sharding_ = static_cast<int64_t>(files_.size()) < options_.num_workers;
     shuffle_ = options_.training && options_.shuffle_buffer > 1;
+    batch_shuffle_ = options_.training && options_.batch_shuffle > 1;
     if (resume) {
       restore(*resume);
     } else {
       rng_ = Rng(mix(options_.seed, 0x5eedULL + static_cast<uint64_t>(options_.worker)));
+      batch_rng_ = first_batch_rng();
       start_epoch(0);
     }
   }
@@ -149,42 +165,22 @@ class BatchReader::Producer {
   // Makes the next batch and the state right after it; false once an
   // evaluation pass is over.
   bool next(Batch* batch, ReaderState* state) {
+    if (!batch_shuffle_) {
+      if (!make_next(batch, nullptr)) return false;
+      return emitted(state);
+    }
+    // Training, which never ends: each new batch takes the place of a
+    // random one of the buffer, which goes out.
     for (;;) {
-      if (file_position_ < static_cast<int64_t>(order_.size())) {
-        Example ex;
-        if (read_example(&ex)) {
-          if (shuffle_) {
-            if (static_cast<int64_t>(buffer_.size()) < options_.shuffle_buffer) {
-              buffer_.push_back(std::move(ex));
-              continue;
-            }
-            std::swap(ex, buffer_[rng_.below(buffer_.size())]);
-          }
-          if (feed(std::move(ex), batch)) return emitted(state);
-        }
+      HeldBatch made;
+      make_next(&made.batch, &made.rows);
+      if (static_cast<int64_t>(batch_buffer_.size()) < options_.batch_shuffle) {
+        batch_buffer_.push_back(std::move(made));
         continue;
       }
-      // This epoch's files are read: empty the shuffle buffer at random.
-      if (!buffer_.empty()) {
-        size_t j = rng_.below(buffer_.size());
-        Example ex = std::move(buffer_[j]);
-        if (j + 1 != buffer_.size()) buffer_[j] = std::move(buffer_.back());
-        buffer_.pop_back();
-        if (feed(std::move(ex), batch)) return emitted(state);
-        continue;
-      }
-      if (options_.training) {
-        if (fresh_epoch_ && kept_in_epoch_ == 0) throw no_data();
-        start_epoch(epoch_ + 1);
-        continue;
-      }
-      // End of an evaluation pass: what is left goes out bucket by bucket.
-      for (size_t b = 0; b < buckets_.size(); ++b) {
-        if (buckets_[b].empty()) continue;
-        make_batch(&buckets_[b], batch);
-        return emitted(state);
-      }
-      return false;
+      std::swap(made, batch_buffer_[batch_rng_.below(batch_buffer_.size())]);
+      *batch = std::move(made.batch);
+      return emitted(state);
     }
   }
 
@@ -203,14 +199,72 @@ class BatchReader::Producer {
     s.worker = options_.worker;
     s.num_workers = options_.num_workers;
     s.training = options_.training;
+    if (batch_shuffle_) s.batch_rng = batch_rng_.save();
     s.shuffle_buffer.reserve(buffer_.size());
     for (const Example& e : buffer_) s.shuffle_buffer.push_back(e.address);
     for (const auto& bucket : buckets_)
       for (const Example& e : bucket) s.bucketed.push_back(e.address);
+    for (const HeldBatch& b : batch_buffer_) {
+      s.batch_buffer.insert(s.batch_buffer.end(), b.rows.begin(), b.rows.end());
+      s.batch_buffer_rows.push_back(static_cast<int64_t>(b.rows.size()));
+    }
     return s;
   }
 
  private:
+  Rng first_batch_rng() const {
+    return Rng(mix(options_.seed, 0xba7c4ULL + static_cast<uint64_t>(options_.worker)));
+  }
+
+  // A batch in the batch shuffle buffer, with the addresses of its rows.
+  struct HeldBatch {
+    Batch batch;
+    std::vector<RecordAddress> rows;
+  };
+
+  // The next batch out of the buckets (before the batch shuffle), with its
+  // rows' addresses when `rows` is given; false once an evaluation pass is
+  // over.
+  bool make_next(Batch* batch, std::vector<RecordAddress>* rows) {
+    for (;;) {
+      if (file_position_ < static_cast<int64_t>(order_.size())) {
+        Example ex;
+        if (read_example(&ex)) {
+          if (shuffle_) {
+            if (static_cast<int64_t>(buffer_.size()) < options_.shuffle_buffer) {
+              buffer_.push_back(std::move(ex));
+              continue;
+            }
+            std::swap(ex, buffer_[rng_.below(buffer_.size())]);
+          }
+          if (feed(std::move(ex), batch, rows)) return true;
+        }
+        continue;
+      }
+      // This epoch's files are read: empty the shuffle buffer at random.
+      if (!buffer_.empty()) {
+        size_t j = rng_.below(buffer_.size());
+        Example ex = std::move(buffer_[j]);
+        if (j + 1 != buffer_.size()) buffer_[j] = std::move(buffer_.back());
+        buffer_.pop_back();
+        if (feed(std::move(ex), batch, rows)) return true;
+        continue;
+      }
+      if (options_.training) {
+        if (fresh_epoch_ && kept_in_epoch_ == 0) throw no_data();
+        start_epoch(epoch_ + 1);
+        continue;
+      }
+      // End of an evaluation pass: what is left goes out bucket by bucket.
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        if (buckets_[b].empty()) continue;
+        make_batch(&buckets_[b], batch, rows);
+        return true;
+      }
+      return false;
+    }
+  }
+
   // The files this worker reads in `epoch`, as indices into files_:
   // shuffled afresh each training epoch from the seed, the worker and the
   // epoch alone, so that a restored reader finds the same order.
@@ -309,16 +363,19 @@ class BatchReader::Producer {
   }
 
   // Puts `ex` into its bucket; when that fills up, makes it into *batch.
-  bool feed(Example&& ex, Batch* batch) {
+  bool feed(Example&& ex, Batch* batch, std::vector<RecordAddress>* rows) {
     const size_t b = scheme_.bucket(ex.length);
     auto& bucket = buckets_[b];
     bucket.push_back(std::move(ex));
     if (static_cast<int64_t>(bucket.size()) < scheme_.batch_sizes[b]) return false;
-    make_batch(&bucket, batch);
+    make_batch(&bucket, batch, rows);
     return true;
   }
 
-  static void make_batch(std::vector<Example>* bucket, Batch* batch) {
+  // Pads the examples of `bucket` into *batch, in order, and empties it;
+  // their addresses go to `rows` when given.
+  static void make_batch(std::vector<Example>* bucket, Batch* batch,
+                         std::vector<RecordAddress>* rows) {
     const int64_t n = static_cast<int64_t>(bucket->size());
     size_t in_len = 0, out_len = 0;
     for (const Example& e : *bucket) {
@@ -338,6 +395,10 @@ class BatchReader::Producer {
         std::memcpy(out + i * out_len, e.targets.data(), e.targets.size() * sizeof(int64_t));
       batch->input_tokens += count_nonpad(e.inputs);
       batch->target_tokens += count_nonpad(e.targets);
+    }
+    if (rows) {
+      rows->clear();
+      for (const Example& e : *bucket) rows->push_back(e.address);
     }
     bucket->clear();
   }
@@ -368,6 +429,41 @@ class BatchReader::Producer {
       if (static_cast<int64_t>(buckets_[b].size()) >= scheme_.batch_sizes[b])
         throw Error("reader state does not fit this reader: bucket " + std::to_string(b) +
                     " would hold a full batch; was it saved with another batching scheme?");
+    restore_batch_buffer(s);
+  }
+
+  // The batch shuffle buffer of `s`, each batch rebuilt from its rows.
+  void restore_batch_buffer(const ReaderState& s) {
+    const int64_t held = static_cast<int64_t>(s.batch_buffer_rows.size());
+    int64_t total = 0;
+    for (int64_t n : s.batch_buffer_rows) {
+      if (n < 1) throw Error("reader state does not fit this reader: a held batch of " +
+                             std::to_string(n) + " rows");
+      total += n;
+    }
+    if (total != static_cast<int64_t>(s.batch_buffer.size()))
+      throw Error("reader state does not fit this reader: its held batches count " +
+                  std::to_string(total) + " rows but list " +
+                  std::to_string(s.batch_buffer.size()) + " addresses");
+    // A state from before the batch shuffle starts it afresh.
+    if (batch_shuffle_)
+      batch_rng_ = s.batch_rng.empty() ? first_batch_rng() : Rng::load(s.batch_rng, "state");
+    const int64_t room = batch_shuffle_ ? options_.batch_shuffle : 0;
+    if (held > room)
+      throw Error("reader state does not fit this reader: it holds " + std::to_string(held) +
+                  " batches for the batch shuffle, more than batch_shuffle_size=" +
+                  std::to_string(room) + " allows; resume with the batch_shuffle_size it was "
+                  "saved with");
+    std::vector<Example> examples = load(s.batch_buffer);
+    size_t next = 0;
+    for (int64_t n : s.batch_buffer_rows) {
+      std::vector<Example> rows(std::make_move_iterator(examples.begin() + next),
+                                std::make_move_iterator(examples.begin() + next + n));
+      next += static_cast<size_t>(n);
+      HeldBatch b;
+      make_batch(&rows, &b.batch, &b.rows);
+      batch_buffer_.push_back(std::move(b));
+    }
   }
 
   // Reads the examples at `addresses` (one pass over each file involved),
@@ -410,8 +506,10 @@ class BatchReader::Producer {
   const ReaderOptions& options_;
   bool record_sharding_ = false;
   bool shuffle_ = false;
+  bool batch_shuffle_ = false;
 
   Rng rng_;
+  Rng batch_rng_;
   int64_t epoch_ = 0;
   std::vector<int64_t> order_;
   int64_t file_position_ = 0;
@@ -421,6 +519,7 @@ class BatchReader::Producer {
   int64_t kept_in_epoch_ = 0;
   std::vector<Example> buffer_;
   std::vector<std::vector<Example>> buckets_;
+  std::vector<HeldBatch> batch_buffer_;
 };
 
 // ---------------------------------------------------------------------------
@@ -518,6 +617,13 @@ ReaderOptions reader_options(const HParams& hp, bool training, bool reversed, ui
     o.eval_drop_long_sequences = hp.get_bool("eval_drop_long_sequences");
   if (hp.has("max_input_seq_length")) o.max_input_seq_length = hp.get_int("max_input_seq_length");
   if (hp.has("max_target_seq_length")) o.max_target_seq_length = hp.get_int("max_target_seq_length");
+  if (hp.has("batch_shuffle_size")) {
+    const int64_t n = hp.get_int("batch_shuffle_size");
+    if (n < 0)
+      throw Error("hparam batch_shuffle_size=" + std::to_string(n) + " must be >= 0 (ready "
+                  "training batches drawn at random from a buffer of that many; 0 or 1: none)");
+    if (training) o.batch_shuffle = n;
+  }
   return o;
 }
 

@@ -9,13 +9,15 @@
 // as it holds its batch size. Evaluation: one pass in file order, long
 // examples kept, partial buckets flushed at the end.
 //
+// Training then shuffles the ready batches too, as T2T does with
+// batch_shuffle_size: a batch goes into a buffer of that many and a random
+// one comes out. A batch holds examples read close together (the example
+// buffer holds about a thousand, fewer than a big batch of short
+// sentences); drawing batches from a window of hundreds spreads stretches
+// of one file, one corpus, over a much longer stretch of training.
+//
 // A background thread fills a bounded queue of ready batches, so the
 // training step does not wait on I/O.
-//
-// T2T also shuffles ready batches (batch_shuffle_size) to break up runs of
-// same-sized batches that its older window-based grouping produced; a
-// bucket here turns into a batch the moment it fills, so batches of all
-// lengths already interleave and that step is left out.
 #pragma once
 
 #include <condition_variable>
@@ -61,6 +63,11 @@ struct ReaderState {
   std::string rng;             // the shuffle generator's state; empty: unseeded
   std::vector<RecordAddress> shuffle_buffer;  // slot by slot
   std::vector<RecordAddress> bucketed;        // bucket by bucket, oldest first
+  // The batch shuffle's generator (empty: no batch shuffle) and buffer,
+  // slot by slot: each batch's rows in order, and how many rows each has.
+  std::string batch_rng;
+  std::vector<RecordAddress> batch_buffer;
+  std::vector<int64_t> batch_buffer_rows;
   // What the state belongs to, checked on restore.
   int64_t num_files = 0;
   int64_t worker = 0;
@@ -86,6 +93,10 @@ struct ReaderOptions {
   int64_t num_workers = 1;
   // Training only: examples held back and drawn from at random. 0 or 1: none.
   int64_t shuffle_buffer = 1024;
+  // Training only: ready batches held back and drawn from at random (T2T's
+  // batch_shuffle_size). 0 or 1: none. It draws from a generator of its
+  // own, so it only reorders the batches the reader makes without it.
+  int64_t batch_shuffle = 0;
   // Ready batches the background thread keeps queued.
   int64_t prefetch = 8;
   // Evaluation drops examples longer than max_length only when set (T2T's
@@ -101,7 +112,9 @@ struct ReaderOptions {
 };
 
 // ReaderOptions with the hparams that concern reading (eval_drop_long_sequences,
-// max_input_seq_length, max_target_seq_length) filled in.
+// max_input_seq_length, max_target_seq_length, and for training
+// batch_shuffle_size) filled in. Throws t2t::Error for a negative
+// batch_shuffle_size.
 ReaderOptions reader_options(const HParams& hp, bool training, bool reversed, uint64_t seed);
 
 class BatchReader {

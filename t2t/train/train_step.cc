@@ -8,6 +8,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
+#include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/gradient_reducer.h"
@@ -88,16 +89,46 @@ std::optional<c10::ScalarType> autocast_dtype(const std::string& mode, const c10
   throw Error("--mixed_precision=" + mode + " is not one of none, bf16, fp16");
 }
 
+std::string effective_mixed_precision(const HParams& hp, const std::string& flag) {
+  if (flag != "none" && flag != "bf16" && flag != "fp16")
+    throw Error("--mixed_precision=" + flag + " is not one of none, bf16, fp16");
+  const std::string dtype =
+      hp.has("activation_dtype") ? hp.get_string("activation_dtype") : std::string("float32");
+  std::string asked;
+  if (dtype == "bfloat16") asked = "bf16";
+  else if (dtype == "float16") asked = "fp16";
+  else if (dtype != "float32")
+    throw Error("hparam activation_dtype=" + dtype + " is not one of float32, bfloat16 (as "
+                "--mixed_precision=bf16), float16 (as --mixed_precision=fp16)");
+  if (asked.empty() || flag == "none" || flag == asked) return asked.empty() ? flag : asked;
+  throw Error("hparam activation_dtype=" + dtype + " asks for --mixed_precision=" + asked +
+              ", but --mixed_precision=" + flag + " was given: drop one of them, or make them "
+              "agree (bfloat16 = bf16, float16 = fp16, float32 = the flag decides)");
+}
+
 TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
                      const c10::Device& device, const std::string& mixed_precision,
                      Communicator* communicator, size_t bucket_bytes)
     : model_(model),
       optimizer_(optimizer),
       device_(device),
-      autocast_(autocast_dtype(mixed_precision, device)),
       communicator_(communicator),
       label_smoothing_(hp.get_float("label_smoothing")),
       clip_norm_(hp.get_float("clip_grad_norm")) {
+  const std::string mode = effective_mixed_precision(hp, mixed_precision);
+  if (mode == mixed_precision) {
+    autocast_ = autocast_dtype(mode, device);
+  } else {
+    // The hparam asked for it: errors and the log line name the hparam.
+    const std::string dtype = hp.get_string("activation_dtype");
+    try {
+      autocast_ = autocast_dtype(mode, device);
+    } catch (const Error& e) {
+      throw Error("hparam activation_dtype=" + dtype + " (" + e.what() + ")");
+    }
+    spdlog::info("hparam activation_dtype={}: {} autocast, as --mixed_precision={}", dtype, mode,
+                 mode);
+  }
   scaling_ = autocast_ == at::kHalf;
   if (scaling_) loss_scale_ = 32768.0;
   if (communicator_ && communicator_->size() > 1) {

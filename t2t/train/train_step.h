@@ -42,6 +42,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const H
 std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision,
                                               const c10::Device& device);
 
+// The mixed precision a run trains with ("none", "bf16" or "fp16"), from
+// --mixed_precision (`flag`) and T2T's hparam activation_dtype, which asks
+// for the same in T2T's words: float32 leaves it to the flag, bfloat16 means
+// bf16 and float16 fp16. Either one alone decides; when both ask for
+// something they must agree, else t2t::Error names both. TrainStep applies
+// it; a front end may call it first to report the mode (and errors) early.
+std::string effective_mixed_precision(const HParams& hp, const std::string& flag);
+
 struct StepResult {
   bool applied = false;   // false: the update was skipped
   bool overflow = false;  // skipped for an fp16 gradient overflow (expected now and then)
@@ -58,6 +66,8 @@ class TrainStep {
   // outlive this object; the model is put in train() mode by run().
   // `bucket_bytes`: the size of the gradient buckets sent while backward
   // runs (several workers only).
+  // `mixed_precision`: --mixed_precision, combined with hp's
+  // activation_dtype by effective_mixed_precision().
   TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
             const c10::Device& device, const std::string& mixed_precision,
             Communicator* communicator = nullptr, size_t bucket_bytes = 25u << 20);
