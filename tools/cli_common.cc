@@ -12,6 +12,7 @@
 #include "t2t/core/plugins.h"
 #include "t2t/core/registry.h"
 #include "t2t/core/runtime.h"
+#include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
 #include "t2t/model/model_registry.h"
 
@@ -19,31 +20,123 @@ namespace t2t::cli {
 
 namespace {
 using cxxopts::value;
+
+// Every command's refused flags, in one table so that the flag groups, run()
+// and --help agree. A reason completes "--flag ...".
+struct Refusal {
+  const char* program;
+  const char* flag;
+  const char* reason;
+};
+
+const char kCluster[] =
+    "is T2T's TensorFlow cluster flag: start N workers on this machine with --worker_gpu=N, "
+    "or one t2t-trainer per worker on several machines under torchrun (RANK, WORLD_SIZE, "
+    "MASTER_ADDR, MASTER_PORT)";
+const char kTfThreads[] = "is TensorFlow's: use --threads (LibTorch's intra-op threads)";
+const char kBleuDir[] =
+    "belongs to T2T's scoring of a --translations_dir, which t2t-bleu does not do: score each "
+    "file that t2t-translate-all wrote with its own --translation=FILE";
+
+const Refusal kRefusals[] = {
+    // Shared flags that a command has no use for.
+    {"t2t-trainer", "tmp_dir",
+     "does not apply to t2t-trainer, which reads the encoded shards in --data_dir: it is read "
+     "by t2t-datagen only (raw data). Drop it, and run t2t-datagen --tmp_dir=... first if the "
+     "data is not there"},
+    {"t2t-decoder", "tmp_dir",
+     "does not apply to t2t-decoder, which reads the vocabularies in --data_dir: it is read by "
+     "t2t-datagen only (raw data). Drop it"},
+    {"t2t-serve", "tmp_dir",
+     "does not apply to t2t-serve, which reads the vocabularies in --data_dir and the "
+     "checkpoints in --output_dir: it is read by t2t-datagen only (raw data). Drop it"},
+    {"t2t-serve", "random_seed",
+     "seeds nothing in t2t-serve, which decodes with the argmax or beam search and draws "
+     "nothing at random (sampling is t2t-decoder's): drop it"},
+    {"t2t-bleu", "random_seed", "seeds nothing: BLEU draws nothing at random: drop it"},
+    {"t2t-bleu", "threads", "has nothing to spread: t2t-bleu scores on one thread: drop it"},
+    {"t2t-bleu", "t2t_usr_dir",
+     "loads problems, models and hparams sets, and t2t-bleu uses none: it scores two text "
+     "files: drop it"},
+    {"t2t-avg-all", "random_seed", "seeds nothing: averaging draws nothing at random: drop it"},
+    {"t2t-avg-all", "t2t_usr_dir",
+     "loads problems, models and hparams sets, and t2t-avg-all uses none: it averages the "
+     "tensors of checkpoint files: drop it"},
+    // T2T's own flags, which its users pass out of habit.
+    {"t2t-trainer", "generate_data",
+     "is not supported: t2t-trainer trains on data generated beforehand; run t2t-datagen "
+     "--problem=... --data_dir=... --tmp_dir=... first"},
+    {"t2t-trainer", "worker_replicas", kCluster},
+    {"t2t-trainer", "worker_id", kCluster},
+    {"t2t-trainer", "ps_replicas", kCluster},
+    {"t2t-trainer", "gpu_automatic_mixed_precision",
+     "is TensorFlow's: use --mixed_precision=fp16 (CUDA) or bf16, or hparam "
+     "activation_dtype=float16 or bfloat16"},
+    {"t2t-trainer", "use_tpu",
+     "is not supported: t2t trains on the CPU and on CUDA GPUs (--device)"},
+    {"t2t-trainer", "hparams_range",
+     "is not supported: there is no hyperparameter search; give values with --hparams"},
+    {"t2t-trainer", "intra_op_parallelism_threads", kTfThreads},
+    {"t2t-trainer", "inter_op_parallelism_threads", kTfThreads},
+    {"t2t-decoder", "intra_op_parallelism_threads", kTfThreads},
+    {"t2t-decoder", "inter_op_parallelism_threads", kTfThreads},
+    {"t2t-decoder", "decode_shards",
+     "is not supported: one t2t-decoder decodes the whole input (on the CPU, "
+     "--parallel_batches spreads it over the cores)"},
+    {"t2t-bleu", "translations_dir", kBleuDir},
+    {"t2t-bleu", "min_steps", kBleuDir},
+    {"t2t-bleu", "wait_minutes", kBleuDir},
+    {"t2t-bleu", "event_dir",
+     "is not supported: t2t-bleu prints its scores; t2t-trainer --eval_bleu writes BLEU to "
+     "its evaluation events"},
+};
+
+const char kRefusedGroup[] = "T2T flags refused here";
+
+// Whether the command these options are for reads `flag` (its shared group
+// then adds it).
+bool reads(const cxxopts::Options& options, const std::string& flag) {
+  for (const Refusal& r : kRefusals)
+    if (options.program() == r.program && flag == r.flag) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<RefusedFlag> refused_flags(const std::string& program) {
+  std::vector<RefusedFlag> out;
+  for (const Refusal& r : kRefusals)
+    if (program == r.program) out.push_back({r.flag, r.reason});
+  return out;
 }
 
 void add_common_flags(cxxopts::Options& options) {
-  options.add_options("General")
-      ("h,help", "Print this help and exit.")
-      ("registry_help", "List every registered problem, model and hparams set, then exit.")
-      ("t2t_usr_dir", "Directory of user plugins: every *.so in it is loaded at start-up and may "
-       "register its own problems, models and hparams sets (see problems/examples/).",
-       value<std::string>()->default_value(""))
-      ("threads", "Intra-op threads for LibTorch (OpenMP/MKL). 0 = all cores.",
-       value<int>()->default_value("0"))
-      ("random_seed", "Seed for every random generator, so a run can be repeated.",
-       value<uint64_t>()->default_value("429459"))
-      ("log_level", "trace, debug, info, warning, error or off.",
-       value<std::string>()->default_value("info"));
+  auto add = options.add_options("General");
+  add("h,help", "Print this help and exit.")
+     ("registry_help", "List every registered problem, model and hparams set, then exit.");
+  if (reads(options, "t2t_usr_dir"))
+    add("t2t_usr_dir", "Directory of user plugins: every *.so in it is loaded at start-up and "
+        "may register its own problems, models and hparams sets (see problems/examples/).",
+        value<std::string>()->default_value(""));
+  if (reads(options, "threads"))
+    add("threads", "Intra-op threads for LibTorch (OpenMP/MKL). 0 = all cores.",
+        value<int>()->default_value("0"));
+  if (reads(options, "random_seed"))
+    add("random_seed", "Seed for every random generator, so a run can be repeated.",
+        value<uint64_t>()->default_value("429459"));
+  add("log_level", "trace, debug, info, warning, error or off.",
+      value<std::string>()->default_value("info"));
 }
 
 void add_problem_flags(cxxopts::Options& options) {
-  options.add_options("Data")
-      ("problem", "Registered problem name, e.g. translate_enzh_wmt32k; append _rev for the "
-       "reverse direction (zh->en).", value<std::string>()->default_value(""))
-      ("data_dir", "Directory of the problem's encoded TFRecord shards and vocabularies.",
-       value<std::string>()->default_value(""))
-      ("tmp_dir", "Directory for downloaded and extracted raw data.",
-       value<std::string>()->default_value("/tmp/t2t_datagen"));
+  auto add = options.add_options("Data");
+  add("problem", "Registered problem name, e.g. translate_enzh_wmt32k; append _rev for the "
+      "reverse direction (zh->en).", value<std::string>()->default_value(""))
+     ("data_dir", "Directory of the problem's encoded TFRecord shards and vocabularies.",
+      value<std::string>()->default_value(""));
+  if (reads(options, "tmp_dir"))
+    add("tmp_dir", "Directory for downloaded and extracted raw data.",
+        value<std::string>()->default_value("/tmp/t2t_datagen"));
 }
 
 void add_model_flags(cxxopts::Options& options) {
@@ -197,6 +290,49 @@ std::vector<std::string>& stored_command_line() {
 
 const std::vector<std::string>& command_line() { return stored_command_line(); }
 
+namespace {
+
+// The refused flags join the options, so that the command line parses with
+// them and they can be refused by name; --help lists them with the reasons.
+void add_refused_flags(cxxopts::Options& options) {
+  auto add = options.add_options(kRefusedGroup);
+  for (const RefusedFlag& r : refused_flags(options.program())) {
+    try {
+      // An implicit value, so that T2T's bare booleans (--generate_data)
+      // parse too.
+      add(r.flag, r.reason, value<std::string>()->implicit_value(""));
+    } catch (const cxxopts::exceptions::option_already_exists&) {
+      // The command reads it after all; its own definition stands.
+    }
+  }
+}
+
+std::string help_text(const cxxopts::Options& options) {
+  std::vector<std::string> groups;
+  for (const auto& g : options.groups())
+    if (g != kRefusedGroup) groups.push_back(g);
+  std::string text = options.help(groups);
+  const auto refused = refused_flags(options.program());
+  if (refused.empty()) return text;
+  text += "\n " + std::string(kRefusedGroup) + " (an error that says what to do instead):\n";
+  for (const RefusedFlag& r : refused) {
+    // "--flag", then its reason wrapped under it.
+    text += "  --" + r.flag + "\n";
+    std::string line = "      ";
+    for (const std::string& word : split(r.reason, ' ')) {
+      if (line.size() + word.size() > 78 && line.size() > 6) {
+        text += line + "\n";
+        line = "      ";
+      }
+      line += (line.size() > 6 ? " " : "") + word;
+    }
+    text += line + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
 int run(int argc, char** argv, cxxopts::Options& options,
         const std::function<int(const cxxopts::ParseResult&)>& body) {
   const std::string program = options.program();
@@ -204,6 +340,7 @@ int run(int argc, char** argv, cxxopts::Options& options,
   try {
     ensure_runtime_environment(argc, argv);
     prepare_cuda();
+    add_refused_flags(options);
     cxxopts::ParseResult flags;
     try {
       flags = options.parse(argc, argv);
@@ -212,25 +349,34 @@ int run(int argc, char** argv, cxxopts::Options& options,
     } catch (const cxxopts::exceptions::exception& e) {
       throw UsageError(e.what());
     }
+    for (const RefusedFlag& r : refused_flags(program))
+      if (flags.count(r.flag)) throw UsageError("--" + r.flag + " " + r.reason + ".");
     if (!flags.unmatched().empty())
       throw UsageError("unexpected argument '" + flags.unmatched().front() +
                        "'; flags are written --name=value");
     if (flags.count("help")) {
-      std::cout << options.help() << std::flush;
+      std::cout << help_text(options) << std::flush;
       return 0;
     }
     setup_logging(flags["log_level"].as<std::string>());
     check_registrations();
-    const std::string usr_dir = flags["t2t_usr_dir"].as<std::string>();
-    if (!usr_dir.empty()) load_user_dir(usr_dir);
+    if (reads(options, "t2t_usr_dir")) {
+      const std::string usr_dir = flags["t2t_usr_dir"].as<std::string>();
+      if (!usr_dir.empty()) load_user_dir(usr_dir);
+    }
     if (flags.count("registry_help")) {
       std::cout << registry_help() << std::flush;
       return 0;
     }
-    int threads = flags["threads"].as<int>();
-    if (threads < 0) throw UsageError("--threads=" + std::to_string(threads) + " must be >= 0");
-    set_num_threads(threads);
-    seed_everything(flags["random_seed"].as<uint64_t>());
+    if (reads(options, "threads")) {
+      const int threads = flags["threads"].as<int>();
+      if (threads < 0) throw UsageError("--threads=" + std::to_string(threads) + " must be >= 0");
+      set_num_threads(threads);
+    }
+    // A command without --random_seed draws nothing at random; the default
+    // seed keeps it repeatable all the same.
+    seed_everything(reads(options, "random_seed") ? flags["random_seed"].as<uint64_t>()
+                                                  : uint64_t{429459});
     return body(flags);
   } catch (const UsageError& e) {
     std::cerr << program << ": error: " << e.what() << "\nRun '" << program

@@ -14,7 +14,9 @@
 
 namespace t2t::cli {
 
-// Flag groups; a command adds the ones it understands.
+// Flag groups; a command adds the ones it understands. A group leaves out
+// the flags that the command (options.program()) does not read, which
+// refused_flags() names: run() refuses them with the reason.
 void add_common_flags(cxxopts::Options& options);   // registry help, plugins, runtime, logging
 void add_problem_flags(cxxopts::Options& options);  // --problem --data_dir --tmp_dir
 void add_model_flags(cxxopts::Options& options);    // --model --hparams_set --hparams ...
@@ -26,6 +28,17 @@ void add_decoding_flags(cxxopts::Options& options);
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A flag a command does not read: one of the shared groups' that it has no
+// use for, or one of T2T's that its T2T namesake takes and users pass out of
+// habit. run() accepts it on the command line only to refuse it (exit status
+// 2) with `reason`, which says why and what to do instead; --help lists them.
+struct RefusedFlag {
+  std::string flag;    // without "--"
+  std::string reason;  // completes "--flag ..."
+};
+// The flags `program` (e.g. "t2t-bleu") refuses.
+std::vector<RefusedFlag> refused_flags(const std::string& program);
 
 // The value of a string flag that must be given; throws UsageError with an
 // example when it is empty.
@@ -50,8 +63,9 @@ const std::vector<std::string>& command_line();
 std::string registry_help();
 
 // Parses argv and runs `body` after the shared set-up (logging, plugins from
-// --t2t_usr_dir, registry check, threads, seed). Handles --help and
-// --registry_help. Returns the process exit status.
+// --t2t_usr_dir, registry check, threads, seed: those of them the command
+// has). Handles --help and --registry_help, and refuses the command's
+// refused_flags(). Returns the process exit status.
 int run(int argc, char** argv, cxxopts::Options& options,
         const std::function<int(const cxxopts::ParseResult&)>& body);
 

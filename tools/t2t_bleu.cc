@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+
 #include "t2t/core/error.h"
+#include "t2t/core/logging.h"
 #include "t2t/metrics/sacrebleu.h"
 #include "t2t/text/utf8.h"
 #include "tools/cli_common.h"
@@ -41,13 +44,17 @@ void warn_invalid_utf8(const std::string& flag, const std::vector<std::string>& 
   for (size_t i = 0; i < lines.size(); ++i)
     if (!t2t::is_valid_utf8(lines[i]) && bad++ == 0) first = i + 1;
   if (bad)
-    std::cerr << "warning: --" << flag << " has " << bad << " line(s) that are not valid UTF-8 "
-              << "(first: line " << first << "); their invalid bytes count as U+FFFD\n";
+    spdlog::warn("--{} has {} line(s) that are not valid UTF-8 (first: line {}); their invalid "
+                 "bytes count as U+FFFD", flag, bad, first);
 }
 
 int score(const cxxopts::ParseResult& flags) {
   using t2t::cli::required;
   using t2t::cli::UsageError;
+  // Standard output carries the scores alone; warnings go through the log,
+  // on standard error, so that --log_level applies to them.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
+  t2t::setup_logging(flags["log_level"].as<std::string>());
   const std::string translation = required(flags, "translation", "--translation=out.zh");
   const std::string reference = required(flags, "reference", "--reference=ref.zh");
   const std::string variant = flags["bleu_variant"].as<std::string>();
