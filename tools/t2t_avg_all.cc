@@ -1,14 +1,21 @@
 // t2t-avg-all: averages the last checkpoints of a training run into a new
-// checkpoint directory, T2T's flags. Unlike T2T's (which waits for and
-// averages every window of --n checkpoints as training goes on), this
-// averages once, the newest --n or an explicit list.
+// checkpoint directory, T2T's flags: the newest --n (of at least
+// --min_steps steps) or an explicit list, once; with --wait_minutes, again
+// each time training writes a new checkpoint, as T2T's does, until none
+// has come for that long.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "t2t/checkpoint/average.h"
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "tools/cli_common.h"
 
@@ -28,8 +35,94 @@ void add_avg_flags(cxxopts::Options& options) {
        value<int>()->default_value("8"))
       ("checkpoints", "Comma-separated checkpoint files to average instead of the newest --n "
        "(relative names are taken in --model_dir when given).",
-       value<std::string>()->default_value(""));
+       value<std::string>()->default_value(""))
+      ("min_steps", "Leave out checkpoints of fewer steps.",
+       value<int64_t>()->default_value("0"))
+      ("wait_minutes", "After averaging, wait for training to write a new checkpoint in "
+       "--model_dir and average the newest --n again, each time one comes; stop once none has "
+       "come for this many minutes (fractions allowed: 0.5 = 30 s). Every average stays in "
+       "--output_dir under its step. 0: average once and stop.",
+       value<double>()->default_value("0"));
 }
+
+// The checkpoints of `model_dir` of at least `min_steps` steps, oldest
+// first; none for a directory that does not exist (yet).
+std::vector<std::string> eligible(const std::string& model_dir, int64_t min_steps) {
+  std::vector<std::string> out;
+  for (const auto& path : t2t::list_checkpoints(model_dir))
+    if (t2t::checkpoint_step(path) >= min_steps) out.push_back(path);
+  return out;
+}
+
+// The averaging rounds of a --model_dir: the newest --n checkpoints, and
+// with --wait_minutes again for each new one.
+struct Follow {
+  std::string model_dir;
+  std::string output_dir;
+  int n = 8;
+  int64_t min_steps = 0;
+  double wait_minutes = 0;
+
+  // Averages the newest n of `all`; false when one of them was deleted
+  // meanwhile (the trainer's --keep_checkpoint_max): list again.
+  bool average(const std::vector<std::string>& all, t2t::AverageResult* result) const {
+    const size_t take = std::min(all.size(), static_cast<size_t>(n));
+    const std::vector<std::string> window(all.end() - static_cast<std::ptrdiff_t>(take),
+                                          all.end());
+    if (take < static_cast<size_t>(n)) {
+      const std::string text = fmt::format(
+          "{} checkpoint(s){} in {}, fewer than --n={}; averaging those", take,
+          min_steps > 0 ? fmt::format(" of at least --min_steps={} steps", min_steps) : "",
+          model_dir, n);
+      if (wait_minutes > 0) spdlog::info("{}", text);
+      else spdlog::warn("{}", text);
+    }
+    try {
+      *result = t2t::average_checkpoints(window, output_dir,
+                                         (fs::path(model_dir) / "hparams.yaml").string());
+      return true;
+    } catch (const t2t::Error&) {
+      for (const auto& path : window)
+        if (!fs::exists(path)) {
+          spdlog::info("{} was deleted while being averaged; looking again", path);
+          return false;
+        }
+      throw;
+    }
+  }
+
+  // Returns how many averages were written.
+  int run() const {
+    int written = 0;
+    int64_t done_step = -1;  // the newest step averaged so far
+    const double limit = wait_minutes * 60;
+    // Often enough to follow training closely, rarely enough to cost nothing.
+    const double poll = std::clamp(limit / 20, 0.1, 10.0);
+    t2t::Stopwatch since_new;
+    for (;;) {
+      const auto all = eligible(model_dir, min_steps);
+      if (!all.empty() && t2t::checkpoint_step(all.back()) > done_step) {
+        t2t::AverageResult result;
+        if (!average(all, &result)) continue;
+        ++written;
+        done_step = t2t::checkpoint_step(all.back());
+        since_new.restart();
+        std::cout << "averaged " << result.inputs.size() << " checkpoint(s) into " << result.path
+                  << " (steps " << t2t::checkpoint_step(result.inputs.front()) << " to "
+                  << result.step << ")" << std::endl;
+        if (wait_minutes > 0)
+          spdlog::info("waiting up to {:.0f} s for a new checkpoint in {}", limit, model_dir);
+        continue;
+      }
+      if (wait_minutes <= 0 || since_new.seconds() >= limit) break;
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(std::min(poll, limit - since_new.seconds())));
+    }
+    if (wait_minutes > 0)
+      spdlog::info("no new checkpoint in {} for {} minute(s); stopping", model_dir, wait_minutes);
+    return written;
+  }
+};
 
 int average(const cxxopts::ParseResult& flags) {
   using t2t::cli::UsageError;
@@ -42,10 +135,19 @@ int average(const cxxopts::ParseResult& flags) {
   if (n < 1) throw UsageError("--n=" + std::to_string(n) + " must be at least 1");
   if (!list.empty() && flags.count("n"))
     throw UsageError("--n and --checkpoints both choose the checkpoints; give one of them");
+  for (const char* name : {"min_steps", "wait_minutes"})
+    if (!list.empty() && flags.count(name))
+      throw UsageError(std::string("--") + name + " chooses among --model_dir's checkpoints; "
+                       "it does not apply to a --checkpoints list");
+  const int64_t min_steps = flags["min_steps"].as<int64_t>();
+  if (min_steps < 0) throw UsageError("--min_steps must be >= 0");
+  const double wait_minutes = flags["wait_minutes"].as<double>();
+  if (!(wait_minutes >= 0)) throw UsageError("--wait_minutes must be >= 0");
 
   std::vector<std::string> checkpoints;
   if (list.empty()) {
-    checkpoints = t2t::last_checkpoints(model_dir, n);
+    if (wait_minutes == 0 && !fs::is_directory(model_dir))
+      throw t2t::Error("--model_dir=" + model_dir + " is not a directory of checkpoints");
   } else {
     for (std::string name : t2t::split(list, ',')) {
       name = t2t::trim(name);
@@ -62,6 +164,18 @@ int average(const cxxopts::ParseResult& flags) {
     if (model_dir.empty())
       throw UsageError("--output_dir is required with --checkpoints and no --model_dir");
     output_dir = (fs::path(model_dir) / "avg").string();
+  }
+  if (list.empty()) {
+    const Follow follow{model_dir, output_dir, n, min_steps, wait_minutes};
+    if (follow.run() == 0)
+      throw t2t::Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt)" +
+                       (min_steps > 0 ? " of at least --min_steps=" + std::to_string(min_steps) +
+                                            " steps"
+                                      : std::string()) +
+                       (wait_minutes > 0 ? ", and none came within --wait_minutes" : "") +
+                       "; train there first");
+    std::cout << "decode the latest with: t2t-decoder --output_dir=" << output_dir << " ...\n";
+    return 0;
   }
   // The run's hparams.yaml: the decoder reads it from the directory it loads.
   fs::path run_dir = model_dir.empty() ? fs::path(checkpoints.back()).parent_path()
@@ -104,6 +218,7 @@ int main(int argc, char** argv) {
       "Averages the newest checkpoints of a training run into a new checkpoint:\n"
       "  t2t-avg-all --model_dir=t2t_train/run1 --output_dir=t2t_train/run1/avg --n=8\n"
       "  t2t-avg-all --model_dir=t2t_train/run1 --checkpoints=model.ckpt-9000.pt,model.ckpt-10000.pt\n"
+      "  t2t-avg-all --model_dir=t2t_train/run1 --wait_minutes=30   # as training goes on\n"
       "then: t2t-decoder --output_dir=t2t_train/run1/avg ...\n");
   t2t::cli::add_common_flags(options);
   add_avg_flags(options);
