@@ -34,9 +34,6 @@ const char kCluster[] =
     "or one t2t-trainer per worker on several machines under torchrun (RANK, WORLD_SIZE, "
     "MASTER_ADDR, MASTER_PORT)";
 const char kTfThreads[] = "is TensorFlow's: use --threads (LibTorch's intra-op threads)";
-const char kBleuDir[] =
-    "belongs to T2T's scoring of a --translations_dir, which t2t-bleu does not do: score each "
-    "file that t2t-translate-all wrote with its own --translation=FILE";
 
 const Refusal kRefusals[] = {
     // Shared flags that a command has no use for.
@@ -83,12 +80,6 @@ const Refusal kRefusals[] = {
     {"t2t-decoder", "decode_shards",
      "is not supported: one t2t-decoder decodes the whole input (on the CPU, "
      "--parallel_batches spreads it over the cores)"},
-    {"t2t-bleu", "translations_dir", kBleuDir},
-    {"t2t-bleu", "min_steps", kBleuDir},
-    {"t2t-bleu", "wait_minutes", kBleuDir},
-    {"t2t-bleu", "event_dir",
-     "is not supported: t2t-bleu prints its scores; t2t-trainer --eval_bleu writes BLEU to "
-     "its evaluation events"},
 };
 
 const char kRefusedGroup[] = "T2T flags refused here";
