@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "hparams/common_hparams.h"
 #include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
@@ -197,6 +198,11 @@ HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output
                          flags["hparams"].as<std::string>());
   } else {
     hp = HParams::from_yaml_file(saved);
+    // A run written before t2t gained a common hparam (sampling_keep_top_k,
+    // say) decodes as it did, and --hparams may still name the new key.
+    const HParams defaults = basic_params1();
+    for (const std::string& key : defaults.keys())
+      if (!hp.has(key)) hp.add(key, defaults.value(key));
     if (!flags["hparams_file"].as<std::string>().empty())
       hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
     hp.parse(flags["hparams"].as<std::string>(), "--hparams");

@@ -39,7 +39,16 @@ namespace {
 void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bool resuming) {
   const std::string path = (fs::path(output_dir) / "hparams.yaml").string();
   if (resuming && fs::exists(path)) {
-    auto diff = HParams::from_yaml_file(path).diff(hp);
+    const HParams saved = HParams::from_yaml_file(path);
+    // A key the saved file lacks was added to t2t after the run began: the
+    // run takes it up with this value (said once), rather than become
+    // impossible to resume. Any other difference is refused.
+    std::vector<std::string> added, diff;
+    for (const std::string& line : saved.diff(hp))
+      (line.find(": (absent) -> ") != std::string::npos ? added : diff).push_back(line);
+    if (!added.empty())
+      spdlog::info("{} lacks hparams added to t2t since the run began; taking them as {}", path,
+                   join(added, "; "));
     if (!diff.empty())
       throw Error("--output_dir=" + output_dir + " holds a run trained with other hparams (" +
                   join(diff, "; ") + "). Use a new --output_dir, or the same --hparams_set and "
