@@ -95,11 +95,6 @@ int serve(const cxxopts::ParseResult& flags) {
   const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
   const std::string data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
 
-  // The problem's raw data plays no part in serving.
-  if (flags.count("tmp_dir"))
-    throw UsageError("--tmp_dir does not apply to t2t-serve: it reads the vocabularies in "
-                     "--data_dir and the checkpoints in --output_dir");
-
   t2t::ServerConfig config;
   config.host = flags["host"].as<std::string>();
   config.port = flags["port"].as<int>();

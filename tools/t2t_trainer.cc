@@ -5,6 +5,7 @@
 #include <optional>
 #include <thread>
 
+#include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -16,6 +17,7 @@
 #include "t2t/distributed/launcher.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/train/stop_request.h"
+#include "t2t/train/train_step.h"
 #include "t2t/train/trainer.h"
 #include "tools/cli_common.h"
 
@@ -157,6 +159,15 @@ int train(const cxxopts::ParseResult& flags) {
                                    "is off: add --eval_early_stopping_steps=N or leave it out");
   t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
                                          flags["hparams"].as<std::string>());
+  // Hparams the model would not honour, or that contradict
+  // --mixed_precision, are command-line mistakes: said before any worker
+  // starts (the notes of accepted ones are logged when the model is built).
+  try {
+    t2t::check_honoured_hparams(hp, o.model);
+    o.mixed_precision = t2t::effective_mixed_precision(hp, o.mixed_precision);
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::UsageError(e.what());
+  }
   const int worker_gpu = flags["worker_gpu"].as<int>();
   if (worker_gpu < 1) throw t2t::cli::UsageError("--worker_gpu must be >= 1");
   o.worker = t2t::worker_env_from_environment();
