@@ -32,7 +32,8 @@ g++ -O2 -std=c++17 -o "$WORK/make_corpus" "$ROOT/bench/datagen/make_corpus.cc"
 watch_disk() {
   local dir=$1 pid=$2 peak=0 now
   while kill -0 "$pid" 2>/dev/null; do
-    now=$(du -sb "$dir" 2>/dev/null | cut -f1 || echo 0)
+    # du fails when a temporary file vanishes under it: keep what it counted.
+    now=$( (du -sb "$dir" 2>/dev/null || true) | cut -f1 | head -n 1)
     [ "${now:-0}" -gt "$peak" ] && peak=$now
     sleep 2
   done
