@@ -3,6 +3,9 @@
 // positions), token counts filled in. Include after <torch/torch.h>.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include "t2t/data/batching.h"
 
 namespace t2t::test {
@@ -22,6 +25,17 @@ inline Batch random_batch(uint64_t seed, int64_t vocab, int64_t rows, int64_t in
   b.input_tokens = inputs.ne(0).sum().item<int64_t>();
   b.target_tokens = targets.ne(0).sum().item<int64_t>();
   return b;
+}
+
+// Rows of ids as one [rows, longest] batch, zero-padded at the ends.
+inline torch::Tensor padded_ids(const std::vector<std::vector<int64_t>>& rows) {
+  size_t width = 0;
+  for (const auto& r : rows) width = std::max(width, r.size());
+  auto out = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
+                          torch::kLong);
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t c = 0; c < rows[r].size(); ++c) out[r][c] = rows[r][c];
+  return out;
 }
 
 }  // namespace t2t::test

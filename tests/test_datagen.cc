@@ -17,14 +17,11 @@ namespace fs = std::filesystem;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
+using t2t::test::write_lines;
+
 namespace {
 
 
-void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary);
-  for (const auto& l : lines) out << l << "\n";
-}
 
 int64_t count_lines(const std::string& path) {
   std::ifstream in(path);

@@ -14,13 +14,10 @@ namespace fs = std::filesystem;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
+using t2t::test::write_lines;
+
 namespace {
 
-void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary);
-  for (const auto& l : lines) out << l << "\n";
-}
 
 // Three YAML problems flagtest_alpha, flagtest_beta, flagtest_gamma over
 // one corpus of 30 train and 12 dev pairs, byte vocabularies, 3 train shards.

@@ -14,6 +14,8 @@ using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
+using t2t::test::write_lines;
+
 namespace {
 
 // Dev pairs whose rare CJK (an extension-B ideograph, 饕餮) and emoji (one
@@ -22,10 +24,6 @@ namespace {
 const std::vector<std::string> kRareEn = {"The feast 😀 was huge.", "Thumbs up 👍🏽 from 𠀀."};
 const std::vector<std::string> kRareZh = {"饕餮大餐😀。", "𠀀点赞👍🏽。"};
 
-void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  std::ofstream out(path, std::ios::binary);
-  for (const auto& l : lines) out << l << "\n";
-}
 
 }  // namespace
 

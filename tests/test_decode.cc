@@ -22,9 +22,12 @@
 #include "t2t/decode/top_candidates.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
+#include "tests/random_batch.h"
 
 using t2t::Hypothesis;
 using t2t::SearchOptions;
+
+using t2t::test::padded_ids;
 
 namespace {
 
@@ -119,16 +122,6 @@ class PrefixModel : public t2t::T2TModel {
   uint64_t seed_;
   double eos_bias_;
 };
-
-torch::Tensor batch_of(const std::vector<std::vector<int64_t>>& rows) {
-  size_t width = 0;
-  for (const auto& r : rows) width = std::max(width, r.size());
-  auto out = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
-                          torch::kLong);
-  for (size_t r = 0; r < rows.size(); ++r)
-    for (size_t c = 0; c < rows[r].size(); ++c) out[r][c] = rows[r][c];
-  return out;
-}
 
 // The best EOS-terminated sequence of at most `max_len` ids (EOS included)
 // by log p / ((5 + len) / 6)^alpha, by trying them all.
@@ -271,7 +264,7 @@ TEST_CASE("a beam that holds every prefix finds the exhaustive best", "[decode]"
       o.beam_size = 64;
       o.alpha = alpha;
       o.extra_length = 1;  // decode lengths 4 and 3
-      const auto got = t2t::beam_search(model, batch_of(inputs), o);
+      const auto got = t2t::beam_search(model, padded_ids(inputs), o);
       REQUIRE(got.size() == 2);
       for (size_t s = 0; s < inputs.size(); ++s) {
         const int64_t len = static_cast<int64_t>(inputs[s].size()) + 1;
@@ -307,7 +300,7 @@ TEST_CASE("small beams equal a plain statement of T2T's algorithm", "[decode]") 
         o.extra_length = 6;
         o.num_return = all_beams ? K : 1;
         o.stop_early = !all_beams;
-        const auto got = t2t::beam_search(model, batch_of(inputs), o);
+        const auto got = t2t::beam_search(model, padded_ids(inputs), o);
         for (size_t s = 0; s < inputs.size(); ++s) {
           const int64_t len = static_cast<int64_t>(inputs[s].size()) + o.extra_length;
           const auto want =
@@ -348,7 +341,7 @@ TEST_CASE("a sentence stops once its best finished hypothesis beats the bound, a
     REQUIRE(want.size() == 1);
     CHECK(older[0].ids == want[0].ids);  // the rules agree on the best hypothesis
     t2t::SearchStats stats;
-    const auto got = t2t::beam_search(model, batch_of({input}), o, &stats);
+    const auto got = t2t::beam_search(model, padded_ids({input}), o, &stats);
     INFO("seed " << seed);
     CHECK(stats.steps == want_steps);
     CHECK(got[0][0].ids == want[0].ids);
@@ -375,7 +368,7 @@ TEST_CASE("with every beam returned a sentence stops once no alive hypothesis ca
     int64_t want_steps = 0;
     const auto want = reference_beam(model, input, V, K, o.alpha, len, false, K, false, &want_steps);
     t2t::SearchStats stats;
-    const auto got = t2t::beam_search(model, batch_of({input}), o, &stats);
+    const auto got = t2t::beam_search(model, padded_ids({input}), o, &stats);
     INFO("seed " << seed);
     CHECK(stats.steps == want_steps);
     REQUIRE(got[0].size() == want.size());
@@ -391,7 +384,7 @@ TEST_CASE("a sentence whose decode length runs out unfinished returns its alive 
   SearchOptions o;
   o.beam_size = 2;
   o.extra_length = 2;
-  const auto got = t2t::beam_search(model, batch_of({{2, t2t::kEosId}}), o);
+  const auto got = t2t::beam_search(model, padded_ids({{2, t2t::kEosId}}), o);
   REQUIRE(got[0].size() == 1);
   CHECK_FALSE(got[0][0].finished);
   CHECK(got[0][0].ids.size() == 4);  // input length 2 + extra 2
@@ -407,7 +400,7 @@ TEST_CASE("beam size 1 decodes greedily", "[decode]") {
     SearchOptions o;
     o.beam_size = 1;
     o.extra_length = 5;
-    const auto got = t2t::beam_search(model, batch_of(inputs), o);
+    const auto got = t2t::beam_search(model, padded_ids(inputs), o);
     for (size_t s = 0; s < inputs.size(); ++s) {
       double score = 0;
       const auto want = greedy_reference(model, inputs[s], inputs[s].size() + 5, &score);
@@ -432,9 +425,9 @@ TEST_CASE("finished sentences leave the batch without changing any result", "[de
     o.extra_length = 8;
     o.drop_finished = false;
     t2t::SearchStats kept_stats, dropped_stats;
-    const auto a = t2t::beam_search(kept, batch_of(inputs), o, &kept_stats);
+    const auto a = t2t::beam_search(kept, padded_ids(inputs), o, &kept_stats);
     o.drop_finished = true;
-    const auto b = t2t::beam_search(dropped, batch_of(inputs), o, &dropped_stats);
+    const auto b = t2t::beam_search(dropped, padded_ids(inputs), o, &dropped_stats);
     INFO("beam " << K);
     for (size_t s = 0; s < inputs.size(); ++s) {
       CHECK(a[s][0].ids == b[s][0].ids);
@@ -466,7 +459,7 @@ TEST_CASE("search on the Transformer's cache equals uncached forward()", "[decod
   torch::manual_seed(7);
   auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{20, 20, false});
   model->eval();
-  const auto inputs = batch_of({{4, 5, 6, 7, t2t::kEosId}, {8, 9, t2t::kEosId}, {3, t2t::kEosId}});
+  const auto inputs = padded_ids({{4, 5, 6, 7, t2t::kEosId}, {8, 9, t2t::kEosId}, {3, t2t::kEosId}});
   SearchOptions o;
   o.beam_size = 1;
   o.extra_length = 6;
@@ -481,7 +474,7 @@ TEST_CASE("search on the Transformer's cache equals uncached forward()", "[decod
       // the next id.
       std::vector<int64_t> targets = prefix;
       targets.push_back(0);
-      const auto logits = model->forward(row, batch_of({targets}));
+      const auto logits = model->forward(row, padded_ids({targets}));
       const int64_t next = logits[0][i].argmax().item<int64_t>();
       if (next == t2t::kEosId) break;
       prefix.push_back(next);

@@ -19,11 +19,14 @@
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/sample_run.h"
+#include "tests/random_batch.h"
 #include "tests/test_util.h"
 
 using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::TempDir;
+
+using t2t::test::padded_ids;
 
 namespace {
 
@@ -37,16 +40,6 @@ double reference_score(t2t::T2TModel& model, const std::vector<int64_t>& input,
   double sum = 0;
   for (size_t t = 0; t < target.size(); ++t) sum += lp[t][target[t]].item<double>();
   return sum;
-}
-
-torch::Tensor padded(const std::vector<std::vector<int64_t>>& rows) {
-  size_t width = 0;
-  for (const auto& r : rows) width = std::max(width, r.size());
-  auto out = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)},
-                          torch::kLong);
-  for (size_t r = 0; r < rows.size(); ++r)
-    for (size_t c = 0; c < rows[r].size(); ++c) out[r][c] = rows[r][c];
-  return out;
 }
 
 // One trained sample run shared by the end-to-end cases.
@@ -71,7 +64,7 @@ TEST_CASE("target_log_probs sums each padded target's log-probabilities", "[scor
       {4, 5, 6, t2t::kEosId}, {7, t2t::kEosId}, {8, 9, 10, 11, 12, t2t::kEosId}};
   const std::vector<std::vector<int64_t>> targets = {
       {13, 14, t2t::kEosId}, {15, 16, 17, 18, t2t::kEosId}, {t2t::kEosId}};
-  const auto got = t2t::target_log_probs(model, padded(inputs), padded(targets));
+  const auto got = t2t::target_log_probs(model, padded_ids(inputs), padded_ids(targets));
   REQUIRE(got.size(0) == 3);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const double want = reference_score(model, inputs[i], targets[i]);

@@ -71,4 +71,12 @@ inline std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
+// Writes `lines` to `path`, one a line, creating its directory.
+inline void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::ofstream out(path, std::ios::binary);
+  for (const auto& l : lines) out << l << "\n";
+}
+
 }  // namespace t2t::test

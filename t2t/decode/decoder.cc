@@ -104,10 +104,14 @@ std::vector<double> Decoder::score(const std::vector<std::vector<int64_t>>& sour
   double last_report = 0.0;
   int64_t done = 0, tokens = 0;
   for (const auto& rows : decode_batches(sources, options_.batch_size)) {
-    const auto scores = target_log_probs(*model_, padded_batch(sources, rows).to(device_),
-                                         padded_batch(targets, rows).to(device_));
+    // One read of the device per batch, not one per sentence.
+    const at::Tensor scores = target_log_probs(*model_, padded_batch(sources, rows).to(device_),
+                                               padded_batch(targets, rows).to(device_))
+                                  .to(torch::kCPU, torch::kFloat64)
+                                  .contiguous();
+    const double* score = scores.data_ptr<double>();
     for (size_t r = 0; r < rows.size(); ++r) {
-      out[rows[r]] = scores[static_cast<int64_t>(r)].item<double>();
+      out[rows[r]] = score[r];
       tokens += static_cast<int64_t>(targets[rows[r]].size());
     }
     done += static_cast<int64_t>(rows.size());
