@@ -28,6 +28,7 @@
 #include "t2t/train/trainer.h"
 #include "t2t/core/hparams.h"
 #include "t2t/model/t2t_model.h"
+#include "tests/background_process.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -89,75 +90,11 @@ int events_with_tag(const std::string& eval_dir, const std::string& tag) {
 void head_of_sample(const std::string& name, size_t n, const std::string& path) {
   auto lines = t2t::test::read_lines(T2T_SOURCE_DIR "/data/sample/" + name);
   lines.resize(n);
-  std::ofstream out(path);
-  for (const auto& l : lines) out << l << "\n";
+  t2t::test::write_lines(path, lines);
 }
 
-// A t2t-trainer started in the background, its log in a file, for the
-// tests that signal it.
-class TrainerProcess {
- public:
-  TrainerProcess(const std::string& command, const std::string& log_path) : log_path_(log_path) {
-    const std::string full = "cd '" T2T_BIN_DIR "' && exec " + command + " >'" + log_path +
-                             "' 2>&1";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-  }
-  ~TrainerProcess() {
-    if (pid_ > 0 && exit_code_ < 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  std::string log() const {
-    std::ifstream in(log_path_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
-  // Waits until the log matches `pattern` (true) or the process ends or
-  // `timeout_s` passes (false).
-  bool wait_for(const std::string& pattern, double timeout_s = 60) {
-    const std::regex re(pattern);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (std::chrono::steady_clock::now() < deadline) {
-      const std::string text = log();
-      if (std::regex_search(text, re)) return true;
-      if (exited() >= 0) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  void signal(int sig) { ::kill(pid_, sig); }
-  pid_t pid() const { return pid_; }
-
-  // The exit status (128 + signal when killed by one), or -1 while running.
-  int exited() {
-    if (exit_code_ >= 0) return exit_code_;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_) return -1;
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return exit_code_;
-  }
-
-  int wait_exit(double timeout_s = 60) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (exited() < 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return exit_code_;
-  }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
-  int exit_code_ = -1;
-};
+// A t2t-trainer started in the background, for the tests that signal it.
+using TrainerProcess = t2t::test::BackgroundProcess;
 
 // The step of the "stopped at step N" line, -1 without one.
 int64_t stopped_step(const std::string& log) {
