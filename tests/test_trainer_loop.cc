@@ -159,7 +159,7 @@ TEST_CASE("numeric trainer flags out of range are refused, naming the flag",
   CHECK_FALSE(fs::exists(dir / "run"));
 }
 
-TEST_CASE("--eval_bleu decodes the dev split at each evaluation and scores it",
+TEST_CASE("t2t-trainer --eval_bleu decodes the dev split at each evaluation and scores it",
           "[trainer_loop][e2e]") {
   TempDir dir("trainer_loop_bleu");
   const std::string out = dir / "run";
@@ -181,7 +181,7 @@ TEST_CASE("--eval_bleu decodes the dev split at each evaluation and scores it",
   CHECK_THAT(bleu.output, Catch::StartsWith("BLEU_cased = " + std::string(m[1])));
 }
 
-TEST_CASE("--eval_bleu with --decode_from_file scores against --decode_reference",
+TEST_CASE("t2t-trainer --eval_bleu with --decode_from_file scores against --decode_reference",
           "[trainer_loop][e2e]") {
   TempDir dir("trainer_loop_bleu_file");
   const std::string src = dir / "src.en", ref = dir / "ref.zh", short_ref = dir / "short.zh";
@@ -572,7 +572,7 @@ double eval_loss_at(const std::string& log, int64_t step) {
 
 }  // namespace
 
-TEST_CASE("--warm_start_from starts a new run from another run's weights",
+TEST_CASE("t2t-trainer --warm_start_from starts a new run from another run's weights",
           "[trainer_loop][e2e]") {
   TempDir dir("trainer_loop_warm");
   const std::string source = dir / "source", warm = dir / "warm", cold = dir / "cold";

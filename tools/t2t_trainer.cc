@@ -164,7 +164,8 @@ int train(const cxxopts::ParseResult& flags) {
   // starts (the notes of accepted ones are logged when the model is built).
   try {
     t2t::check_honoured_hparams(hp, o.model);
-    o.mixed_precision = t2t::effective_mixed_precision(hp, o.mixed_precision);
+    // Checked here; the training step applies it and says when the hparam decided.
+    t2t::effective_mixed_precision(hp, o.mixed_precision);
   } catch (const t2t::Error& e) {
     throw t2t::cli::UsageError(e.what());
   }
