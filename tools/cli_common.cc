@@ -54,8 +54,8 @@ const Refusal kRefusals[] = {
     {"t2t-bleu", "random_seed", "seeds nothing: BLEU draws nothing at random: drop it"},
     {"t2t-bleu", "threads", "has nothing to spread: t2t-bleu scores on one thread: drop it"},
     {"t2t-bleu", "t2t_usr_dir",
-     "loads problems, models and hparams sets, and t2t-bleu uses none: it scores two text "
-     "files: drop it"},
+     "loads problems, models and hparams sets, and t2t-bleu uses none: it scores text files "
+     "against their references: drop it"},
     {"t2t-avg-all", "random_seed", "seeds nothing: averaging draws nothing at random: drop it"},
     {"t2t-avg-all", "t2t_usr_dir",
      "loads problems, models and hparams sets, and t2t-avg-all uses none: it averages the "
