@@ -311,9 +311,11 @@ void Server::decode(SentenceBatch& batch) {
   try {
     DecodeCounts counts;
     auto results = batch.model->decoder->decode_batch(sources, rows, batch.search, &counts);
+    // Counted before the answers go out: a client that reads /metrics right
+    // after its answer sees its sentences.
+    metrics_.batch_done(static_cast<int64_t>(sources.size()), counts.output_tokens);
     for (size_t i = 0; i < batch.items.size(); ++i)
       batch.items[i].request->complete(batch.items[i].index, std::move(results[i]));
-    metrics_.batch_done(static_cast<int64_t>(sources.size()), counts.output_tokens);
   } catch (const std::exception& e) {
     spdlog::error("decoding a batch of {} sentences failed: {}", sources.size(), e.what());
     for (const BatchItem& item : batch.items)
