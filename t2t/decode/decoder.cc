@@ -23,6 +23,31 @@ namespace t2t {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// When a long translate() or score() says how far it got: every
+// `every` seconds, and not once all `total` items are done.
+class ProgressTimer {
+ public:
+  ProgressTimer(double every, int64_t total) : every_(every), total_(total) {}
+  // Seconds since the start when a progress line is due after `done`
+  // items; 0 when none is.
+  double due(int64_t done) {
+    const double now = clock_.seconds();
+    if (now - last_ < every_ || done >= total_) return 0.0;
+    last_ = now;
+    return now;
+  }
+
+ private:
+  const Stopwatch clock_;
+  const double every_;
+  const int64_t total_;
+  double last_ = 0.0;
+};
+
+}  // namespace
+
 Decoder::Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
                  std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
                  torch::Device device)
@@ -100,8 +125,7 @@ std::vector<double> Decoder::score(const std::vector<std::vector<int64_t>>& sour
       throw Error("Decoder::score: pair " + std::to_string(i + 1) + " needs a non-empty source "
                   "and a target ending in EOS");
   std::vector<double> out(n, 0.0);
-  const Stopwatch clock;
-  double last_report = 0.0;
+  ProgressTimer progress(options_.progress_seconds, n);
   int64_t done = 0, tokens = 0;
   for (const auto& rows : decode_batches(sources, options_.batch_size)) {
     // One read of the device per batch, not one per sentence.
@@ -115,9 +139,7 @@ std::vector<double> Decoder::score(const std::vector<std::vector<int64_t>>& sour
       tokens += static_cast<int64_t>(targets[rows[r]].size());
     }
     done += static_cast<int64_t>(rows.size());
-    const double now = clock.seconds();
-    if (now - last_report >= options_.progress_seconds && done < n) {
-      last_report = now;
+    if (const double now = progress.due(done)) {
       spdlog::info("scored {}/{} pairs: {:.1f} pairs/s, {:.0f} target tokens/s", done, n,
                    done / now, tokens / now);
     }
@@ -187,9 +209,8 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
   }
   const auto batches = decode_batches(sources, options_.batch_size);
 
-  const Stopwatch clock;
+  ProgressTimer progress(options_.progress_seconds, n);
   int64_t output_tokens = 0;
-  double last_report = 0.0;
   const int threads = at::get_num_threads();
   const int64_t count = static_cast<int64_t>(batches.size());
   const int workers =
@@ -213,9 +234,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
     }
     done += static_cast<int64_t>(rows.size());
     output_tokens += batch_counts.output_tokens;
-    const double now = clock.seconds();
-    if (now - last_report >= options_.progress_seconds && done < n) {
-      last_report = now;
+    if (const double now = progress.due(done)) {
       spdlog::info("decoded {}/{} sentences: {:.2f} sentences/s, {:.1f} output tokens/s", done, n,
                    done / now, output_tokens / now);
     }
