@@ -132,7 +132,13 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
   // T2T shares the input embedding with the target one whenever the two
   // vocabularies merely have the same size (its variables are named by
   // size); here it takes the very same vocabulary.
-  const bool tie_softmax = hp.get_bool("shared_embedding_and_softmax_weights");
+  // T2T unsets shared_embedding_and_softmax_weights when the input and
+  // target vocabularies differ in size (T2TModel.__init__), as on every
+  // en-zh problem: the softmax then has a matrix of its own, apart from the
+  // target embedding. Its hparams.json still says true; its checkpoints
+  // hold three matrices.
+  const bool tie_softmax = hp.get_bool("shared_embedding_and_softmax_weights") &&
+                           features.input_vocab_size == features.target_vocab_size;
   const bool share_inputs =
       features.shared_vocabulary && (tie_softmax || bool_or(hp, "shared_embedding", false));
   if (tie_softmax) {

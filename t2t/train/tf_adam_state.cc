@@ -1,0 +1,79 @@
+#include "t2t/train/tf_adam_state.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/transformer.h"
+#include "models/transformer_tf_names.h"
+#include "t2t/core/error.h"
+#include "t2t/core/hparams.h"
+#include "t2t/core/string_util.h"
+#include "t2t/io/tf_checkpoint.h"
+
+namespace t2t {
+namespace {
+
+struct SlotNames {
+  std::string prefix, m_suffix, v_suffix;
+};
+
+SlotNames slot_names(const TFCheckpointReader& reader) {
+  if (reader.has("training/LazyAdam/iter")) return {"training/LazyAdam/", "/m", "/v"};
+  if (reader.has("training/beta1_power")) return {"training/", "/Adam", "/Adam_1"};
+  throw Error("T2T checkpoint " + reader.prefix() +
+              " has no Adam state (neither training/LazyAdam/iter nor training/beta1_power): "
+              "was it written by T2T's trainer with optimizer=adam? To start afresh from its "
+              "weights, use --warm_start_from instead.");
+}
+
+}  // namespace
+
+int64_t tf_adam_steps(const TFCheckpointReader& reader, const HParams& hp) {
+  const SlotNames names = slot_names(reader);
+  if (names.m_suffix == "/m") return reader.read_scalar_int("training/LazyAdam/iter");
+  const double beta1 = hp.get_float("optimizer_adam_beta1");
+  const std::vector<float> power = reader.read_floats("training/beta1_power");
+  if (power.size() != 1 || !(power[0] > 0) || !(beta1 > 0 && beta1 < 1))
+    throw Error("T2T checkpoint " + reader.prefix() +
+                ": training/beta1_power cannot give the step count with optimizer_adam_beta1=" +
+                std::to_string(beta1));
+  return std::llround(std::log(static_cast<double>(power[0])) / std::log(beta1));
+}
+
+void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, Transformer& model,
+                             const TFCheckpointReader& reader, const HParams& hp,
+                             int64_t target_space_id) {
+  const SlotNames slots = slot_names(reader);
+  const int64_t steps = tf_adam_steps(reader, hp);
+  const auto has = [&](const std::string& n) { return reader.has(n); };
+  const auto sources = transformer_tf_sources(model, has, target_space_id);
+  std::vector<std::string> missing;
+  for (const auto& [param, source] : sources) {
+    for (const std::string& name : source.names()) {
+      for (const std::string* suffix : {&slots.m_suffix, &slots.v_suffix})
+        if (!reader.has(slots.prefix + name + *suffix)) missing.push_back(slots.prefix + name + *suffix);
+    }
+  }
+  if (!missing.empty())
+    throw Error("T2T checkpoint " + reader.prefix() + " lacks Adam slots: " + join(missing, ", "));
+
+  torch::NoGradGuard no_grad;
+  auto params = model.named_parameters();
+  auto& state = optimizer.state();
+  for (const auto& [param, source] : sources) {
+    const torch::Tensor& p = params[param];
+    auto fresh = std::make_unique<torch::optim::AdamParamState>();
+    fresh->step(steps);
+    fresh->exp_avg(assemble_tf_tensor(source, reader, slots.prefix, slots.m_suffix)
+                       .to(p.device(), p.scalar_type()));
+    fresh->exp_avg_sq(assemble_tf_tensor(source, reader, slots.prefix, slots.v_suffix)
+                          .to(p.device(), p.scalar_type()));
+    state[p.unsafeGetTensorImpl()] = std::move(fresh);
+  }
+}
+
+}  // namespace t2t
