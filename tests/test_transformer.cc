@@ -257,6 +257,13 @@ TEST_CASE("embedding and softmax sharing", "[model]") {
   CHECK(softmax_shared->target_embedding().is_same(softmax_shared->softmax_weights()));
   CHECK(parameter_count(*softmax_shared) - parameter_count(*all_shared) == matrix);
 
+  // Vocabularies of different sizes: T2T unsets the sharing
+  // (T2TModel.__init__), and so does t2t: three matrices.
+  auto sized = make(hp, features(false, kVocab + 7));
+  CHECK_FALSE(sized->target_embedding().is_same(sized->softmax_weights()));
+  CHECK(sized->input_embedding().size(0) == kVocab + 7);
+  CHECK(parameter_count(*sized) - parameter_count(*softmax_shared) == matrix + 7 * kHidden);
+
   hp.set("shared_embedding_and_softmax_weights", false);
   auto unshared = make(hp, features(true));
   CHECK_FALSE(unshared->target_embedding().is_same(unshared->softmax_weights()));

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 #include <utility>
 
 namespace t2t {
@@ -20,43 +22,51 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
   }
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
-    // The kernel takes tensors of one device and dtype at a time.
-    std::vector<std::pair<std::pair<c10::Device, c10::ScalarType>, std::vector<size_t>>> by_kind;
+    // The kernel takes tensors of one device and dtype at a time, and one
+    // epsilon, which depends on the step count (below).
+    using Kind = std::tuple<c10::Device, c10::ScalarType, int64_t>;
+    std::vector<std::pair<Kind, std::vector<size_t>>> by_kind;
     auto& params = group.params();
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].grad().defined()) continue;
-      const std::pair<c10::Device, c10::ScalarType> kind{params[i].device(),
-                                                         params[i].scalar_type()};
+      auto& slot = state_[params[i].unsafeGetTensorImpl()];
+      if (!slot) {
+        auto fresh = std::make_unique<torch::optim::AdamParamState>();
+        fresh->exp_avg(torch::zeros_like(params[i], torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(params[i], torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& state = static_cast<torch::optim::AdamParamState&>(*slot);
+      state.step(state.step() + 1);
+      const Kind kind{params[i].device(), params[i].scalar_type(), state.step()};
       auto it = std::find_if(by_kind.begin(), by_kind.end(),
                              [&](const auto& k) { return k.first == kind; });
       if (it == by_kind.end()) it = by_kind.insert(by_kind.end(), {kind, {}});
       it->second.push_back(i);
     }
+    const double beta2 = std::get<1>(options.betas());
     for (const auto& [kind, indices] : by_kind) {
+      const auto& [device, dtype, step] = kind;
       std::vector<torch::Tensor> p, g, m, v, steps;
       for (size_t i : indices) {
         torch::Tensor& param = params[i];
-        auto& slot = state_[param.unsafeGetTensorImpl()];
-        if (!slot) {
-          auto fresh = std::make_unique<torch::optim::AdamParamState>();
-          fresh->exp_avg(torch::zeros_like(param, torch::MemoryFormat::Preserve));
-          fresh->exp_avg_sq(torch::zeros_like(param, torch::MemoryFormat::Preserve));
-          slot = std::move(fresh);
-        }
-        auto& state = static_cast<torch::optim::AdamParamState&>(*slot);
-        state.step(state.step() + 1);
+        auto& state = static_cast<torch::optim::AdamParamState&>(*state_[param.unsafeGetTensorImpl()]);
         p.push_back(param);
         g.push_back(param.grad());
         m.push_back(state.exp_avg());
         v.push_back(state.exp_avg_sq());
         // The kernel reads the step count as a float tensor on the device.
-        steps.push_back(torch::full({}, static_cast<double>(state.step()),
-                                    torch::TensorOptions().dtype(torch::kFloat).device(kind.first)));
+        steps.push_back(torch::full({}, static_cast<double>(step),
+                                    torch::TensorOptions().dtype(torch::kFloat).device(device)));
       }
+      // TensorFlow's Adam adds epsilon to sqrt(v) before the bias
+      // correction, PyTorch's after it: the same update for
+      // eps / sqrt(1 - beta2^step) here. It shows where v is tiny (an
+      // embedding row's rarely used entries), so T2T's is kept.
+      const double eps = options.eps() / std::sqrt(1.0 - std::pow(beta2, static_cast<double>(step)));
       at::_fused_adam_(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, options.lr(),
-                       std::get<0>(options.betas()), std::get<1>(options.betas()),
-                       options.weight_decay(), options.eps(), /*amsgrad=*/false,
-                       /*maximize=*/false);
+                       std::get<0>(options.betas()), beta2, options.weight_decay(), eps,
+                       /*amsgrad=*/false, /*maximize=*/false);
     }
   }
   return loss;

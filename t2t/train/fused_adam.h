@@ -1,5 +1,7 @@
-// Adam as torch::optim::Adam defines it (L2 weight decay, bias-corrected
-// moments), with the update done by ATen's fused multi-tensor kernel: one
+// Adam as TensorFlow (and so T2T) defines it: torch::optim::Adam's L2
+// weight decay and bias-corrected moments, with epsilon added to sqrt(v)
+// before the bias correction rather than after (TF's "epsilon hat"); the
+// update is done by ATen's fused multi-tensor kernel: one
 // pass over each parameter instead of the ~7 elementwise operations the
 // C++ frontend's Adam runs per tensor, which costs as much as a tiny
 // model's backward. The state is Adam's own, so checkpoints written with

@@ -460,7 +460,11 @@ class TrainingRun {
     while (step_ < options_.train_steps) {
       batches.clear();
       for (int64_t i = 0; i < accumulate; ++i) batches.push_back(*reader.next());
-      const double lr = learning_rate(hp_, step_ + accumulate - 1);
+      // The rate of the step count this update reaches, as T2T 1.15 on
+      // TensorFlow 2 has it: its optimizer wrapper increments global_step
+      // before applying the gradients, so the update from step s reads the
+      // schedule at s + 1 (and the first update is not wasted at rate 0).
+      const double lr = learning_rate(hp_, step_ + accumulate);
       const StepResult r = train_step.run(batches, lr);
       if (r.overflow) {
         spdlog::debug("step {}: fp16 gradient overflow, loss scale now {}", step_,

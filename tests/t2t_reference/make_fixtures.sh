@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Makes tests/fixtures/t2t_run/ with real Tensor2Tensor 1.15.7: T2T's own
+# datagen on t2t's bundled sample (problem translate_enzh_fixture, usr/),
+# 20 steps of T2T's own trainer on a small transformer_tiny, and
+# t2t_expected.py's record of what T2T computes from that checkpoint. The
+# equivalence tests (tests/test_t2t_equivalence.cc) read the result; they
+# need no TensorFlow.
+#
+#   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once
+#   T2T_REAL=/tmp/t2t-real tests/t2t_reference/make_fixtures.sh
+#
+# T2T shuffles shards without a seed and TensorFlow's initializers differ
+# from run to run, so a new run gives other (equally valid) fixtures.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+T2T_REAL=${T2T_REAL:-/tmp/t2t-real}
+PY=$T2T_REAL/venv/bin/python
+[ -x "$PY" ] || { echo "no T2T reference environment at $T2T_REAL (see ../shared/t2t-reference-env)"; exit 1; }
+export CUDA_VISIBLE_DEVICES=
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+OUT=$ROOT/tests/fixtures/t2t_run
+PROBLEM=translate_enzh_fixture
+HPARAMS='hidden_size=16,filter_size=32,num_heads=2,batch_size=256,max_length=48,learning_rate_warmup_steps=10'
+
+mkdir -p "$WORK/tmp"
+cp "$ROOT"/data/sample/{train,dev}.{en,zh} "$WORK/tmp/"
+"$PY" "$T2T_REAL/datagen.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
+  --data_dir="$WORK/data" --tmp_dir="$WORK/tmp"
+"$T2T_REAL/venv/bin/t2t-trainer" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
+  --data_dir="$WORK/data" --model=transformer --hparams_set=transformer_tiny --hparams="$HPARAMS" \
+  --output_dir="$WORK/train" --train_steps=20 --schedule=train --save_checkpoints_steps=20 \
+  --keep_checkpoint_max=1 --random_seed=1 \
+  --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
+mkdir -p "$WORK/expected"
+"$PY" "$HERE/t2t_expected.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
+  --data_dir="$WORK/data" --output_dir="$WORK/train" --hparams_set=transformer_tiny \
+  --hparams="$HPARAMS" --out="$WORK/expected/expected"
+
+rm -rf "$OUT"
+mkdir -p "$OUT/train" "$OUT/data" "$OUT/expected"
+# The output directory as T2T wrote it, less its graph, events and .meta
+# (large, and read by nothing here).
+cp "$WORK"/train/{checkpoint,hparams.json,flags.txt,flags_t2t.txt} "$WORK"/train/model.ckpt-20.{index,data-*} "$OUT/train/"
+cp "$WORK"/data/vocab.* "$WORK"/data/$PROBLEM-* "$OUT/data/"
+cp "$WORK"/expected/expected.* "$OUT/expected/"
+du -sh "$OUT"
