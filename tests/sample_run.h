@@ -30,7 +30,8 @@ struct SampleRun {
   std::string trainer(const std::string& extra) const {
     return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
            "--hparams_set=transformer_tiny "
-           "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2' "
+           "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2,"
+           "learning_rate_warmup_steps=10' "
            "--data_dir=" + data + " --output_dir=" + run +
            " --local_eval_frequency=20 --eval_steps=2 " + extra;
   }
