@@ -7,7 +7,10 @@
 #   2. Both train transformer_tiny with the README recipe's overrides for
 #      MINUTES minutes (T2T: schedule=train, one intra- and one inter-op
 #      thread; t2t: --threads=1), each pinned to its own core, saving a
-#      checkpoint every EVERY steps.
+#      checkpoint every EVERY steps (T2T's trainer saves every
+#      max(--iterations_per_loop, --local_eval_frequency) steps and ignores
+#      --save_checkpoints_steps, so it gets --local_eval_frequency). A side
+#      killed at the time limit keeps the checkpoints it had saved.
 #   3. Every checkpoint of each is decoded by its own decoder (the dev set,
 #      beam 4, alpha 0.6) and scored by sacreBLEU (tok zh, t2t-bleu).
 #   4. summarize.py prints steps/s, the training loss at equal steps and the
@@ -53,7 +56,7 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
   taskset -c 0 timeout -s INT "${MINUTES}m" "$T2T_REAL/venv/bin/t2t-trainer" \
     --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" --model=transformer \
     --hparams_set=transformer_tiny --hparams="$RECIPE" --output_dir="$T2T_RUN" \
-    --train_steps=1000000 --schedule=train --save_checkpoints_steps="$EVERY" \
+    --train_steps=1000000 --schedule=train --local_eval_frequency="$EVERY" \
     --keep_checkpoint_max=1000 --random_seed="$SEED" --log_step_count_steps=100 \
     --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1 \
     >"$WORK/logs/train-t2t-real-$SEED.log" 2>&1 &
@@ -69,6 +72,14 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
 fi
 
 # 3. Every checkpoint decoded and scored, each side with its own decoder
+# Each decode's wall time (both decoders on all cores, one after the other),
+# graph building and model loading included, as a user waits for it.
+timed() {  # timed SIDE STEP COMMAND...
+  local side=$1 step=$2 start=$SECONDS
+  shift 2
+  "$@"
+  printf '%s\t%s\t%s\n' "$side" "$step" $((SECONDS - start)) >>"$WORK/decode-seconds-$SEED.tsv"
+}
 score() {  # score SIDE STEP TRANSLATIONS
   "$BUILD/t2t-bleu" --translation="$3" --reference="$TATOEBA/dev.zh" --tokenize=zh 2>/dev/null |
     sed -n 's/^BLEU_cased = \([0-9.]*\).*/\1/p' | sed "s/^/$1\t$2\t/" >>"$WORK/bleu-$SEED.tsv"
@@ -78,7 +89,7 @@ for index in "$T2T_RUN"/model.ckpt-*.index; do
   step=${index##*ckpt-}; step=${step%.index}
   grep -q "^t2t-real	$step	" "$WORK/bleu-$SEED.tsv" && continue
   out=$WORK/dev-t2t-real-$SEED-$step.zh
-  "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" \
+  timed t2t-real "$step" "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" \
     --model=transformer --hparams_set=transformer_tiny --hparams="$RECIPE" \
     --output_dir="$T2T_RUN" --checkpoint_path="${index%.index}" \
     --decode_hparams="beam_size=4,alpha=0.6" --decode_from_file="$TATOEBA/dev.en" \
@@ -89,8 +100,8 @@ for ckpt in "$OUR_RUN"/model.ckpt-*.pt; do
   step=${ckpt##*ckpt-}; step=${step%.pt}
   grep -q "^t2t	$step	" "$WORK/bleu-$SEED.tsv" && continue
   out=$WORK/dev-t2t-$SEED-$step.zh
-  "$BUILD/t2t-decoder" --problem=$PROBLEM --data_dir="$DATA" --model=transformer \
-    --output_dir="$OUR_RUN" --checkpoint_path="$ckpt" --decode_hparams="beam_size=4,alpha=0.6" \
+  timed t2t "$step" "$BUILD/t2t-decoder" --problem=$PROBLEM --data_dir="$DATA" \
+    --model=transformer --output_dir="$OUR_RUN" --checkpoint_path="$ckpt" --decode_hparams="beam_size=4,alpha=0.6" \
     --decode_from_file="$TATOEBA/dev.en" --decode_to_file="$out" --log_level=warning \
     >"$WORK/logs/decode-t2t-$SEED-$step.log" 2>&1
   score t2t "$step" "$out"

@@ -47,6 +47,7 @@ def main():
   p.add_argument("--seed", default="1")
   p.add_argument("--minutes", type=float, default=20)
   p.add_argument("--window", type=int, default=500)
+  p.add_argument("--dev_sentences", type=int, default=1000)
   args = p.parse_args()
   logs = os.path.join(args.work, "logs")
   sides = {"t2t-real": False, "t2t": True}
@@ -73,6 +74,23 @@ def main():
   r_real, r_ours = sorted(rates["t2t-real"]), sorted(rates["t2t"])
   if r_real and r_ours:
     print("\nt2t / T2T steps/s: %.2fx" % (r_ours[len(r_ours) // 2] / r_real[len(r_real) // 2]))
+
+  seconds = collections.defaultdict(list)
+  path = os.path.join(args.work, "decode-seconds-%s.tsv" % args.seed)
+  if os.path.exists(path):
+    with open(path) as f:
+      for line in f:
+        side, _, secs = line.rstrip("\n").split("\t")
+        seconds[side].append(float(secs))
+  if seconds["t2t-real"] and seconds["t2t"]:
+    def median(v):
+      v = sorted(v)
+      return v[len(v) // 2]
+    real, ours = median(seconds["t2t-real"]), median(seconds["t2t"])
+    print("\nDecoding the dev set (%d sentences, beam 4, all cores, start-up included), median "
+          "over the checkpoints: T2T %.0f s (%.1f sentences/s), t2t %.0f s (%.1f sentences/s): "
+          "%.1fx" % (args.dev_sentences, real, args.dev_sentences / real, ours,
+                     args.dev_sentences / max(ours, 1), real / max(ours, 1)))
 
   print("\n| step | T2T loss | t2t loss | T2T dev BLEU | t2t dev BLEU |")
   print("|---|---|---|---|---|")
