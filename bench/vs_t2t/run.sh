@@ -18,6 +18,8 @@
 #
 #   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once
 #   bench/vs_t2t/run.sh      # MINUTES=20 EVERY=500 SEED=1 WORK=/tmp/t2t_vs_t2t
+#   OURS_FLAGS=--mixed_precision=bf16 WORK=/tmp/t2t_vs_t2t_bf16 DATA=/tmp/t2t_vs_t2t/data \
+#     bench/vs_t2t/run.sh    # t2t's trainer with extra flags; DATA: reuse a data directory
 #
 # Needs ../shared/data/tatoeba-enzh (TATOEBA=...) and the reference
 # environment (T2T_REAL=...); a phase whose results exist is skipped, so a
@@ -39,7 +41,8 @@ USR=$ROOT/../shared/t2t-reference-env/usr
 bench_require "$BUILD/t2t-trainer" "$BUILD/t2t-decoder" "$BUILD/t2t-bleu"
 export CUDA_VISIBLE_DEVICES= TF_CPP_MIN_LOG_LEVEL=2
 mkdir -p "$WORK/logs"
-T2T_RUN=$WORK/t2t-real-$SEED OUR_RUN=$WORK/t2t-$SEED DATA=$WORK/data
+T2T_RUN=$WORK/t2t-real-$SEED OUR_RUN=$WORK/t2t-$SEED DATA=${DATA:-$WORK/data}
+OURS_FLAGS=${OURS_FLAGS:-}
 
 # 1. T2T's data directory
 if [ ! -f "$DATA/$PROBLEM-dev-00000-of-00001" ]; then
@@ -65,7 +68,7 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
     --data_dir="$DATA" --model=transformer --hparams_set=transformer_tiny --hparams="$RECIPE" \
     --output_dir="$OUR_RUN" --train_steps=1000000 --schedule=train \
     --save_checkpoints_steps="$EVERY" --keep_checkpoint_max=0 --random_seed="$SEED" \
-    --log_step_count_steps=100 --threads=1 >"$WORK/logs/train-t2t-$SEED.log" 2>&1 &
+    --log_step_count_steps=100 --threads=1 $OURS_FLAGS >"$WORK/logs/train-t2t-$SEED.log" 2>&1 &
   our_pid=$!
   wait $real_pid || true   # timeout's exit status
   wait $our_pid || true
