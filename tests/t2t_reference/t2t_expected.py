@@ -9,7 +9,9 @@ off, and records:
   batch/inputs, batch/targets  a padded batch of the dev shard (int64)
   logits                      [batch, target_len, vocab]
   loss                        the training loss (label smoothing, padding)
-  learning_rate               the rate of the next update, at step_before
+  step_before                 global_step of the checkpoint
+  learning_rate               the schedule at step_before (T2T's update
+                              applies the rate of step_before + 1)
   target_space_id             the problem's row of target_space_embedding
   grad/<variable>             d loss / d variable, dense
   after/<variable>            every variable after one training step,
