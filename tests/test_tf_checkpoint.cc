@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "t2t/core/error.h"
+#include "t2t/core/file_util.h"
 #include "t2t/io/crc32c.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "tests/test_util.h"
@@ -28,13 +29,6 @@ namespace {
 const std::string kFixtures = T2T_SOURCE_DIR "/tests/fixtures/tf_checkpoint";
 const std::string kTypedPrefix = "model.ckpt-1234";
 const std::string kTypedData = kTypedPrefix + ".data-00000-of-00001";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Unlinks first: ext4 flushes a file truncated and rewritten in place when it
 // is closed, which made the thousands of rewrites of the fuzz test slow.
@@ -199,7 +193,7 @@ TEST_CASE("TF checkpoint: find_tf_checkpoint", "[tf_checkpoint]") {
   CHECK(t2t::find_tf_checkpoint(kFixtures + "/typed") == kFixtures + "/typed/" + kTypedPrefix);
   // ... and the absolute path of a temporary directory since removed: a run
   // that was moved is found by the basename.
-  CHECK_THAT(slurp(kFixtures + "/sharded/checkpoint"), Contains("model_checkpoint_path: \"/"));
+  CHECK_THAT(t2t::read_file(kFixtures + "/sharded/checkpoint"), Contains("model_checkpoint_path: \"/"));
   CHECK(t2t::find_tf_checkpoint(kFixtures + "/sharded") == kFixtures + "/sharded/model.ckpt-7");
 
   // A prefix is itself; the index or a data file names its prefix.
@@ -253,8 +247,8 @@ TEST_CASE("TF checkpoint: damaged files throw errors that name them", "[tf_check
   const std::string prefix = copy_fixture("typed", tmp.path);
   const std::string index_path = prefix + ".index";
   const std::string data_path = prefix + ".data-00000-of-00001";
-  const std::string index = slurp(index_path);
-  const std::string data = slurp(data_path);
+  const std::string index = t2t::read_file(index_path);
+  const std::string data = t2t::read_file(data_path);
   auto open_error = [&] { return error_of([&] { t2t::TFCheckpointReader{prefix}; }); };
 
   SECTION("no index") {
@@ -337,7 +331,7 @@ TEST_CASE("TF checkpoint: mutated indexes parse or throw t2t::Error", "[tf_check
   TempDir tmp("tf_ckpt_fuzz");
   const std::string prefix = copy_fixture("typed", tmp.path);
   const std::string index_path = prefix + ".index";
-  const std::string original = slurp(index_path);
+  const std::string original = t2t::read_file(index_path);
   // TF wrote one data block at offset 0, then the metaindex and index blocks.
   const auto h = footer_handles(original);
   const uint64_t data_size = h[0] - 5;
