@@ -249,5 +249,4 @@ target_link_options(t2t_exe INTERFACE
 message(STATUS "t2t: data parallel via c10d: ${T2T_DISTRIBUTED_DEFINITIONS}")
 
 set(T2T_PUBLIC_LIBS t2t_torch spdlog::spdlog ${T2T_YAML_TARGET} Threads::Threads)
-set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE CURL::libcurl
-    LibArchive::LibArchive ${CMAKE_DL_LIBS})
+set(T2T_PRIVATE_LIBS PkgConfig::SENTENCEPIECE CURL::libcurl ${CMAKE_DL_LIBS})

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "t2t/core/module_loader.h"
 #include "t2t/io/archive.h"
 #include "t2t/io/crc32c.h"
 #include "t2t/io/download.h"
@@ -539,6 +540,20 @@ TEST_CASE("decompress_file gunzips a single file", "[io]") {
   REQUIRE(fs::exists(dir / "f.txt.gz"));
   t2t::decompress_file(dir / "f.txt.gz", dir / "out/f.txt");
   CHECK(slurp(dir / "out/f.txt") == content);
+}
+
+TEST_CASE("archives are read by a module loaded on first use", "[io]") {
+  // libarchive (with libxml2 and ICU under it) is not linked into libt2t.
+  // The module sits beside libt2t.so; one that cannot be loaded is an error
+  // naming the file and what it is for.
+  const std::string dir = t2t::libt2t_directory();
+  CHECK(fs::exists(fs::path(dir) / "libt2t_archive.so"));
+  CHECK_THROWS_WITH(t2t::load_module("libt2t_absent.so", "a module for this test"),
+                    Contains(dir + "/libt2t_absent.so") && Contains("a module for this test"));
+  void* module = t2t::load_module("libt2t_archive.so", "archives");
+  CHECK(module == t2t::load_module("libt2t_archive.so", "archives"));
+  CHECK_THROWS_WITH(t2t::module_symbol(module, "libt2t_archive.so", "no_such_symbol"),
+                    Contains("no_such_symbol") && Contains("different builds"));
 }
 
 // ---- downloads --------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "t2t/core/error.h"
+#include "t2t/core/module_loader.h"
 
 namespace t2t {
 namespace {
@@ -47,11 +48,10 @@ const CudaLibraries& libraries() {
       loaded.error = "could not load " + torch_cuda.string() + ": " + dlerror();
       return;
     }
-    const fs::path module = directory_of(reinterpret_cast<const void*>(&load_cuda)) / "libt2t_cuda.so";
-    loaded.module = dlopen(module.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (loaded.module == nullptr) {
-      loaded.error = "could not load " + module.string() + " (t2t's CUDA code, built beside "
-                     "libt2t.so): " + dlerror();
+    try {
+      loaded.module = load_module("libt2t_cuda.so", "t2t's CUDA code, built beside libt2t.so");
+    } catch (const Error& e) {
+      loaded.error = e.what();
       return;
     }
     loaded_ok = true;
@@ -72,11 +72,7 @@ bool cuda_loaded() { return loaded_ok; }
 void* cuda_module_symbol(const char* name) {
   const auto& libs = libraries();
   if (!libs.error.empty()) throw Error("CUDA is not available: " + libs.error);
-  void* symbol = dlsym(libs.module, name);
-  if (symbol == nullptr)
-    throw Error(std::string("libt2t_cuda.so has no ") + name + "; rebuild t2t (the module and "
-                "libt2t.so come from different builds)");
-  return symbol;
+  return module_symbol(libs.module, "libt2t_cuda.so", name);
 }
 
 }  // namespace t2t

@@ -1,18 +1,18 @@
 #include "t2t/io/archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/module_loader.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
+#include "t2t/io/archive_stream.h"
 
 namespace t2t {
 
@@ -23,45 +23,21 @@ namespace {
 const char* const kDamaged =
     "; the archive is damaged, incomplete or not an archive: delete it and download it again";
 
-// Owns one libarchive read handle over a file.
+// One archive being read, through the libarchive module.
 class Reader {
  public:
   // raw: the input is one compressed stream, not an archive of entries.
-  Reader(const std::string& path, bool raw) : path_(path) {
+  Reader(const std::string& path, bool raw) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
       throw Error("cannot extract '" + path + "': no such file");
     if (fs::file_size(path, ec) == 0 && !raw)
       throw Error("cannot extract '" + path + "': the file is empty" + kDamaged);
-    a_ = archive_read_new();
-    if (!a_) throw Error("cannot extract '" + path + "': libarchive is out of memory");
-    archive_read_support_filter_all(a_);
-    if (raw)
-      archive_read_support_format_raw(a_);
-    else
-      archive_read_support_format_all(a_);
-    if (archive_read_open_filename(a_, path.c_str(), 1 << 16) != ARCHIVE_OK) {
-      // The destructor does not run for a throwing constructor.
-      const std::string message = error_message();
-      archive_read_free(a_);
-      throw Error(message);
-    }
+    stream_ = open_archive_stream(path, raw);
   }
-  ~Reader() { archive_read_free(a_); }
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
 
   // The next entry, or nullptr at the end.
-  archive_entry* next() {
-    archive_entry* entry = nullptr;
-    const int r = archive_read_next_header(a_, &entry);
-    if (r == ARCHIVE_EOF) return nullptr;
-    if (r == ARCHIVE_WARN)
-      spdlog::warn("{}: {}", path_, archive_error_string(a_) ? archive_error_string(a_) : "");
-    else if (r != ARCHIVE_OK)
-      fail();
-    return entry;
-  }
+  const ArchiveEntry* next() { return stream_->next(entry_) ? &entry_ : nullptr; }
 
   // Writes the current entry's data to `dest` through a temporary file.
   void copy_data(const std::string& dest, int mode) {
@@ -83,15 +59,11 @@ class Reader {
     Stopwatch since_log;
     int64_t written = 0;
     for (;;) {
-      const la_ssize_t n = archive_read_data(a_, buf.data(), buf.size());
+      const size_t n = stream_->read(buf.data(), buf.size());
       if (n == 0) break;
-      if (n < 0) {
-        if (n == ARCHIVE_WARN) continue;
-        fail();
-      }
-      if (std::fwrite(buf.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n))
+      if (std::fwrite(buf.data(), 1, n, f) != n)
         throw Error("cannot write '" + dest + "': " + std::strerror(errno) + " (disk full?)");
-      written += n;
+      written += static_cast<int64_t>(n);
       if (since_log.seconds() > 10) {
         since_log.restart();
         spdlog::info("  extracting {}: {} MB so far", dest, written >> 20);
@@ -115,26 +87,15 @@ class Reader {
     }
   }
 
-  [[noreturn]] void fail() const { throw Error(error_message()); }
-
-  std::string error_message() const {
-    const char* msg = archive_error_string(a_);
-    return "cannot extract '" + path_ + "': " + (msg ? msg : "unknown libarchive error") +
-           kDamaged;
-  }
-
  private:
-  std::string path_;
-  archive* a_ = nullptr;
+  std::unique_ptr<ArchiveStream> stream_;
+  ArchiveEntry entry_;
 };
 
 // The entry's path with "." and empty components dropped ("" for the
 // archive's root directory). Throws for a path that would leave the
 // destination.
-std::string clean_entry_path(const std::string& archive_path, const char* name) {
-  if (!name) throw Error("archive '" + archive_path + "' has an entry without a readable name" +
-                         kDamaged);
-  const std::string raw = name;
+std::string clean_entry_path(const std::string& archive_path, const std::string& raw) {
   const bool absolute = !raw.empty() && (raw[0] == '/' || raw[0] == '\\');
   std::vector<std::string> parts;
   bool dotdot = false;
@@ -167,6 +128,22 @@ void make_parent(const fs::path& path) {
 
 }  // namespace
 
+std::unique_ptr<ArchiveStream> open_archive_stream(const std::string& path, bool raw) {
+  static const OpenArchiveStreamFn open = [] {
+    void* module;
+    try {
+      module = load_module("libt2t_archive.so", "t2t's archive and decompression support");
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) +
+                  ". It needs libarchive (libarchive.so.13): on Debian or Ubuntu, "
+                  "apt-get install libarchive13 (libarchive13t64 on newer releases)");
+    }
+    return reinterpret_cast<OpenArchiveStreamFn>(
+        module_symbol(module, "libt2t_archive.so", kOpenArchiveStream));
+  }();
+  return std::unique_ptr<ArchiveStream>(open(path, raw));
+}
+
 std::vector<std::string> extract_archive(const std::string& archive_path,
                                          const std::string& dest_dir) {
   Reader reader(archive_path, /*raw=*/false);
@@ -177,14 +154,16 @@ std::vector<std::string> extract_archive(const std::string& archive_path,
   spdlog::info("Extracting {} into {}", archive_path, dest_dir);
 
   std::vector<std::string> written;
-  while (archive_entry* entry = reader.next()) {
-    const std::string rel = clean_entry_path(archive_path, archive_entry_pathname(entry));
+  while (const ArchiveEntry* entry = reader.next()) {
+    if (!entry->has_name)
+      throw Error("archive '" + archive_path + "' has an entry without a readable name" +
+                  kDamaged);
+    const std::string rel = clean_entry_path(archive_path, entry->name);
     if (rel.empty()) continue;
     const fs::path out = dest / rel;
-    const char* hardlink = archive_entry_hardlink(entry);
-    const auto type = archive_entry_filetype(entry);
-    if (hardlink) {
-      const std::string target = clean_entry_path(archive_path, hardlink);
+    const auto type = entry->type;
+    if (entry->is_hardlink) {
+      const std::string target = clean_entry_path(archive_path, entry->hardlink);
       make_parent(out);
       fs::copy_file(dest / target, out, fs::copy_options::overwrite_existing, ec);
       if (ec) {
@@ -192,18 +171,18 @@ std::vector<std::string> extract_archive(const std::string& archive_path,
                      ec.message());
         continue;
       }
-    } else if (type == AE_IFDIR) {
+    } else if (type == ArchiveEntry::Type::kDirectory) {
       fs::create_directories(out, ec);
       if (ec) throw Error("cannot create directory '" + out.string() + "': " + ec.message());
       continue;
-    } else if (type == AE_IFREG) {
+    } else if (type == ArchiveEntry::Type::kFile) {
       make_parent(out);
-      reader.copy_data(out.string(), archive_entry_perm(entry));
-    } else if (type == AE_IFLNK) {
-      const char* target = archive_entry_symlink(entry);
-      if (!target || !safe_link_target(target)) {
+      reader.copy_data(out.string(), entry->perm);
+    } else if (type == ArchiveEntry::Type::kSymlink) {
+      const std::string& target = entry->symlink;
+      if (!entry->has_symlink || !safe_link_target(target)) {
         spdlog::warn("{}: skipping symbolic link '{}' to '{}', which may point outside {}",
-                     archive_path, rel, target ? target : "", dest_dir);
+                     archive_path, rel, target, dest_dir);
         continue;
       }
       make_parent(out);
@@ -255,25 +234,25 @@ std::vector<std::string> maybe_extract_archive(const std::string& archive_path,
 
 void extract_archive_member(const std::string& archive_path, const std::string& member,
                             const std::string& dest_path) {
-  const std::string wanted = clean_entry_path(archive_path, member.c_str());
+  const std::string wanted = clean_entry_path(archive_path, member);
   Reader reader(archive_path, /*raw=*/false);
   std::vector<std::string> names;
-  while (archive_entry* entry = reader.next()) {
-    const char* name = archive_entry_pathname(entry);
+  while (const ArchiveEntry* entry = reader.next()) {
     // Unsafe entries other than the one asked for do no harm here.
     std::string rel;
     try {
-      rel = clean_entry_path(archive_path, name);
+      if (!entry->has_name) continue;
+      rel = clean_entry_path(archive_path, entry->name);
     } catch (const Error&) {
       continue;
     }
-    if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_hardlink(entry)) continue;
+    if (entry->type != ArchiveEntry::Type::kFile || entry->is_hardlink) continue;
     if (rel != wanted) {
       names.push_back(rel);
       continue;
     }
     make_parent(fs::path(dest_path));
-    reader.copy_data(dest_path, archive_entry_perm(entry));
+    reader.copy_data(dest_path, entry->perm);
     return;
   }
   std::string msg = "archive '" + archive_path + "' has no file '" + member + "'";
