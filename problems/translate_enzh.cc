@@ -8,6 +8,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/module_loader.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/text_problem.h"
 #include "t2t/io/archive.h"
@@ -269,7 +270,7 @@ class TranslateEnzhTatoeba : public TranslateEnzh {
 T2T_REGISTER_PROBLEM(TranslateEnzhTatoeba);
 
 // The English-Chinese sample that ships in data/sample: what the quickstart
-// trains on, with nothing to download. T2T_SAMPLE_DIR overrides where it is.
+// trains on, with nothing to download.
 class TranslateEnzhSample : public TranslateEnzh {
  public:
   std::string description() const override {
@@ -284,10 +285,22 @@ class TranslateEnzhSample : public TranslateEnzh {
 
   std::unique_ptr<SampleStream> generate_samples(const std::string& split,
                                                  const std::string&) const override {
-    const char* env = std::getenv("T2T_SAMPLE_DIR");
-    const std::string dir = env && *env ? env : T2T_SAMPLE_DIR;
+    const std::string dir = sample_dir();
     return std::make_unique<ParallelTextReader>(in_dir(dir, split + ".en"),
                                                 in_dir(dir, split + ".zh"));
+  }
+
+ private:
+  // T2T_SAMPLE_DIR, else the copy an installed tree holds
+  // (<prefix>/share/t2t/sample beside <prefix>/lib), else the source tree's.
+  static std::string sample_dir() {
+    const char* env = std::getenv("T2T_SAMPLE_DIR");
+    if (env && *env) return env;
+    const std::filesystem::path installed =
+        std::filesystem::path(libt2t_directory()) / ".." / "share" / "t2t" / "sample";
+    std::error_code ec;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal().string();
+    return T2T_SAMPLE_DIR;
   }
 };
 T2T_REGISTER_PROBLEM(TranslateEnzhSample);

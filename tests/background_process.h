@@ -15,16 +15,18 @@
 #include <string>
 #include <thread>
 
+#include "tests/test_util.h"
+
 namespace t2t::test {
 
 class BackgroundProcess {
  public:
-  // Runs `command` (e.g. "./t2t-trainer --output_dir=...") from T2T_BIN_DIR,
+  // Runs `command` (e.g. "./t2t-trainer --output_dir=...") from t2t::test::bin_dir(),
   // stdout and stderr into `log_path`.
   BackgroundProcess(const std::string& command, const std::string& log_path)
       : log_path_(log_path) {
     const std::string full =
-        "cd '" T2T_BIN_DIR "' && exec " + command + " >'" + log_path + "' 2>&1";
+        "cd '" + t2t::test::bin_dir() + "' && exec " + command + " >'" + log_path + "' 2>&1";
     pid_ = ::fork();
     if (pid_ == 0) {
       ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));

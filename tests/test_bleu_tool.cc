@@ -81,7 +81,7 @@ std::string format17(double v) {
   return buf;
 }
 
-const std::string kCrossCheckScript = T2T_SOURCE_DIR "/tests/python/bleu_crosscheck.py";
+const std::string kCrossCheckScript = t2t::test::source_dir() + "/tests/python/bleu_crosscheck.py";
 
 // The random corpus the cross-checks score, also written to `dir` as
 // hyp.txt and ref.txt for the Python scorers.

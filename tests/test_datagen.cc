@@ -71,7 +71,7 @@ TEST_CASE("datagen writes the bundled sample, inspects it and skips on re-run", 
   REQUIRE(train.size() == 2);
   CHECK(fs::path(train[0]).filename() == "translate_enzh_sample-train-00000-of-00002");
   CHECK(fs::path(dev[0]).filename() == "translate_enzh_sample-dev-00000-of-00001");
-  const std::string sample = std::string(T2T_SOURCE_DIR) + "/data/sample/";
+  const std::string sample = t2t::test::source_dir() + "/data/sample/";
   CHECK(count_records(train) == count_lines(sample + "train.en"));
   CHECK(count_records(dev) == count_lines(sample + "dev.en"));
   // No temporary or unshuffled files are left behind.
@@ -197,7 +197,7 @@ TEST_CASE("parallel files of different lengths are a clear error", "[datagen][e2
 
 TEST_CASE("protobuf's own implementation reads our shards and we read its", "[datagen][e2e]") {
   const std::string python = T2T_TEST_PYTHON;
-  const std::string script = std::string(T2T_SOURCE_DIR) + "/tests/python/tfrecord_crosscheck.py";
+  const std::string script = t2t::test::source_dir() + "/tests/python/tfrecord_crosscheck.py";
   const std::string env = "PYTHONPATH='" T2T_TEST_PROTO_DIR "' ";
   if (python.empty() ||
       run_command(env + "'" + python + "' -c 'import google.protobuf, example_pb2'").exit_code != 0)
@@ -230,7 +230,7 @@ TEST_CASE("T2T subword vocabularies already in data_dir are used as they are", "
   TempDir dir("datagen_t2t_vocab");
   const std::string data = dir / "data";
   fs::create_directories(data);
-  const std::string sample = std::string(T2T_SOURCE_DIR) + "/data/sample/";
+  const std::string sample = t2t::test::source_dir() + "/data/sample/";
   for (const std::string lang : {"en", "zh"}) {
     std::ifstream in(sample + "train." + lang);
     std::vector<std::string> lines;
@@ -258,12 +258,12 @@ TEST_CASE("T2T subword vocabularies already in data_dir are used as they are", "
 
 TEST_CASE("the shipped YAML problem in configs/problems generates", "[datagen][e2e]") {
   TempDir dir("datagen_config_problem");
-  const std::string yaml = std::string(T2T_SOURCE_DIR) + "/configs/problems/sample_bpe.yaml";
+  const std::string yaml = t2t::test::source_dir() + "/configs/problems/sample_bpe.yaml";
   auto r = run_command("./t2t-datagen --t2t_usr_dir=" + yaml +
                        " --problem=translate_enzh_sample_bpe --data_dir=" + (dir / "data"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(fs::exists(dir / "data/vocab.translate_enzh_sample_bpe.2000.spm.model"));
   CHECK(t2t::count_tfrecords(dir / "data/translate_enzh_sample_bpe-dev-00000-of-00001") ==
-        count_lines(std::string(T2T_SOURCE_DIR) + "/data/sample/dev.en"));
+        count_lines(t2t::test::source_dir() + "/data/sample/dev.en"));
 }

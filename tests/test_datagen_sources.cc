@@ -96,7 +96,7 @@ TEST_CASE("translate_enzh_tatoeba reads cmn-eng.zip from tmp_dir and splits it",
 }
 
 TEST_CASE("translate_enzh_tatoeba on the real Tatoeba data", "[datagen][e2e][shared]") {
-  const std::string shared = std::string(T2T_SOURCE_DIR) + "/../shared/data/tatoeba-enzh";
+  const std::string shared = t2t::test::source_dir() + "/../shared/data/tatoeba-enzh";
   if (!fs::exists(shared + "/train.en"))
     T2T_SKIP(shared << " is absent (it exists in CI, not on a user's machine)");
   TempDir dir("tatoeba_real");
@@ -118,9 +118,10 @@ TEST_CASE("translate_enzh_tatoeba on the real Tatoeba data", "[datagen][e2e][sha
 TEST_CASE("a C++ plugin registers a problem and an hparams set", "[datagen][e2e][plugin]") {
   TempDir dir("plugin");
   const std::string build = dir / "build";
-  const std::string configure = "cmake -S '" T2T_SOURCE_DIR "/problems/examples/plugin' -B '" +
-                                build + "' -DT2T_ROOT='" T2T_SOURCE_DIR "' -DT2T_BUILD='" +
-                                std::string(T2T_BIN_DIR) + "' -DCMAKE_BUILD_TYPE=Release";
+  const std::string source = t2t::test::source_dir();
+  const std::string configure = "cmake -S '" + source + "/problems/examples/plugin' -B '" + build +
+                                "' -DT2T_ROOT='" + source + "' -DT2T_BUILD='" +
+                                t2t::test::bin_dir() + "' -DCMAKE_BUILD_TYPE=Release";
   auto c = run_command(configure + " && cmake --build '" + build + "'");
   INFO(c.output);
   REQUIRE(c.exit_code == 0);

@@ -33,7 +33,7 @@ TEST_CASE("characters the vocabulary never saw round trip through datagen and th
   const std::string sample = dir / "sample";
   fs::create_directories(sample);
   for (const std::string lang : {"en", "zh"})
-    fs::copy_file(T2T_SOURCE_DIR "/data/sample/train." + lang, sample + "/train." + lang);
+    fs::copy_file(t2t::test::source_dir() + "/data/sample/train." + lang, sample + "/train." + lang);
   write_lines(sample + "/dev.en", kRareEn);
   write_lines(sample + "/dev.zh", kRareZh);
   for (const auto& s : read_lines(sample + "/train.zh"))

@@ -298,7 +298,7 @@ TEST_CASE("t2t-decoder samples reproducibly by --random_seed; t2t-serve refuses 
   const std::string in = dir / "in.en";
   {
     std::ofstream out(in);
-    const auto dev = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
+    const auto dev = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");
     for (size_t i = 0; i < 12 && i < dev.size(); ++i) out << dev[i] << "\n";
   }
   auto decode = [&](const std::string& name, const std::string& extra) {

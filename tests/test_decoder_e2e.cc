@@ -114,8 +114,8 @@ TEST_CASE("t2t-decoder decodes the dev split into .decodes .targets .inputs with
   REQUIRE(targets.size() == 40);
   REQUIRE(inputs.size() == 40);
   // The sample's dev pairs (shuffled by datagen), decoded back to text.
-  const auto en = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
-  const auto zh = read_lines(T2T_SOURCE_DIR "/data/sample/dev.zh");
+  const auto en = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");
+  const auto zh = read_lines(t2t::test::source_dir() + "/data/sample/dev.zh");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto at = std::find(en.begin(), en.end(), inputs[i]);
     INFO("dev line " << i << ": " << inputs[i]);
@@ -159,7 +159,7 @@ TEST_CASE("t2t-decoder --quantize=int8 decodes every line, bad ones included", "
   const auto& t = trained();
   TempDir dir("decoder_int8");
   const std::string in = dir / "in.en";
-  std::string text = t2t::read_file(T2T_SOURCE_DIR "/data/sample/dev.en");
+  std::string text = t2t::read_file(t2t::test::source_dir() + "/data/sample/dev.en");
   text = text.substr(0, text.find('\n', text.size() / 4) + 1);  // a quarter of the dev set
   // An empty line, a line of 1,000 words, characters the vocabulary lacks.
   std::string long_line;

@@ -165,7 +165,7 @@ TEST_CASE("distributed worker", "[.][distributed_worker]") {
 TEST_CASE("two Gloo workers equal one process on the combined batch", "[distributed]") {
   TempDir dir("distributed");
   ::setenv("T2T_TEST_DISTRIBUTED_DIR", dir.path.c_str(), 1);
-  const std::string self = std::string(T2T_BIN_DIR) + "/t2t_tests";
+  const std::string self = std::string("/proc/self/exe");
   REQUIRE(t2t::run_local_workers({self, "[distributed_worker]"}, 2) == 0);
   ::unsetenv("T2T_TEST_DISTRIBUTED_DIR");
   std::vector<torch::Tensor> rank0, rank1;
@@ -189,7 +189,7 @@ TEST_CASE("a failing worker stops the launch with its exit status", "[distribute
   TempDir dir("distributed_fail");
   ::setenv("T2T_TEST_DISTRIBUTED_DIR", dir.path.c_str(), 1);
   ::setenv("T2T_TEST_DISTRIBUTED_FAIL", "1", 1);
-  const std::string self = std::string(T2T_BIN_DIR) + "/t2t_tests";
+  const std::string self = std::string("/proc/self/exe");
   t2t::Stopwatch timer;
   const int status = t2t::run_local_workers({self, "[distributed_worker]"}, 2);
   ::unsetenv("T2T_TEST_DISTRIBUTED_FAIL");

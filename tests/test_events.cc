@@ -53,7 +53,7 @@ TEST_CASE("protobuf's Event class parses our event files", "[events][python]") {
     T2T_SKIP("no Python with the protobuf package (tools/setup.sh installs one)");
   TempDir dir("events_protobuf");
   const std::string path = write_events(dir / "train");
-  auto r = run_command(env + "'" + python + "' '" T2T_SOURCE_DIR
+  auto r = run_command(env + "'" + python + "' '" + t2t::test::source_dir() +
                        "/tests/python/tfrecord_crosscheck.py' events '" + path + "'");
   INFO(r.output);
   CHECK(r.exit_code == 0);
@@ -71,7 +71,7 @@ TEST_CASE("TensorBoard's own reader shows our scalars", "[events][python]") {
   TempDir dir("events_tensorboard");
   write_events(dir / "train");
   // The run directory, as `tensorboard --logdir` finds it.
-  auto r = run_command("'" + python + "' '" T2T_SOURCE_DIR "/tests/python/tensorboard_read.py' '" +
+  auto r = run_command("'" + python + "' '" + t2t::test::source_dir() + "/tests/python/tensorboard_read.py' '" +
                        (dir / "train") + "'");
   INFO(r.output);
   REQUIRE(r.exit_code == 0);

@@ -29,8 +29,8 @@ using t2t::test::TempDir;
 
 namespace {
 
-const std::string kExporter = T2T_SOURCE_DIR "/tools/export_ctranslate2.py";
-const std::string kTranslate = T2T_SOURCE_DIR "/tests/python/ctranslate2_translate.py";
+const std::string kExporter = t2t::test::source_dir() + "/tools/export_ctranslate2.py";
+const std::string kTranslate = t2t::test::source_dir() + "/tests/python/ctranslate2_translate.py";
 constexpr int kSentences = 50;
 constexpr int kExtraLength = 50;
 
@@ -56,7 +56,7 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
     T2T_SKIP("the tests' Python (" << (python.empty() ? "none configured" : python)
                                    << ") lacks ctranslate2; pip install ctranslate2 into it");
   // Not a dependency of t2t_tests; tools/setup.sh builds every target.
-  if (!fs::exists(T2T_BIN_DIR "/t2t-bench-decode"))
+  if (!fs::exists(t2t::test::bin_dir() + "/t2t-bench-decode"))
     T2T_SKIP("t2t-bench-decode is not built (cmake --build build --target t2t-bench-decode)");
 
   TempDir dir("export_ct2");
@@ -77,7 +77,7 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
 
   // t2t's side: the sources' ids, then their greedy translations.
   const std::string bench = "./t2t-bench-decode --output_dir=" + run + " --data_dir=" + data +
-                            " --source=" T2T_SOURCE_DIR "/data/sample/dev.en --max_sentences=" +
+                            " --source=" + t2t::test::source_dir() + "/data/sample/dev.en --max_sentences=" +
                             std::to_string(kSentences) + " --beam_size=1 --batch_size=16 " +
                             "--extra_length=" + std::to_string(kExtraLength);
   r = run_command(bench + " --export_dir=" + (dir / "bench"));

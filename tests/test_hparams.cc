@@ -8,6 +8,7 @@
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/decode/decode_options.h"
+#include "tests/test_util.h"
 
 using t2t::HParams;
 
@@ -244,7 +245,7 @@ TEST_CASE("decode hparams have T2T's defaults", "[hparams]") {
 TEST_CASE("every shipped configs/hparams/*.yaml applies to transformer_base", "[hparams]") {
   int checked = 0;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(T2T_SOURCE_DIR) + "/configs/hparams")) {
+       std::filesystem::directory_iterator(t2t::test::source_dir() + "/configs/hparams")) {
     if (entry.path().extension() != ".yaml") continue;
     INFO(entry.path().string());
     HParams hp = named("transformer_base");

@@ -78,8 +78,8 @@ TEST_CASE("t2t-decoder --score_file writes log p(target | input) per line, in or
           "[score_file][e2e]") {
   const auto& run = trained();
   TempDir dir("score_file_out");
-  const auto en = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
-  const auto zh = read_lines(T2T_SOURCE_DIR "/data/sample/dev.zh");
+  const auto en = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");
+  const auto zh = read_lines(t2t::test::source_dir() + "/data/sample/dev.zh");
   REQUIRE(en.size() >= 40);
   std::string pairs;
   // Forty pairs, so that batch_size=16 makes three batches; the third line

@@ -42,7 +42,7 @@ const SampleRun& trained() {
 }
 
 std::vector<std::string> dev_lines(size_t n) {
-  auto lines = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
+  auto lines = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");
   lines.resize(std::min(n, lines.size()));
   return lines;
 }

@@ -27,10 +27,11 @@
 #include "t2t/train/loss.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
+#include "tests/test_util.h"
 
 namespace {
 
-const std::string kFixture = T2T_SOURCE_DIR "/tests/fixtures/t2t_run";
+const std::string kFixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run";
 // The run's --hparams (tests/t2t_reference/make_fixtures.sh), dropout off.
 const std::string kOverrides =
     "hidden_size=16,filter_size=32,num_heads=2,batch_size=256,max_length=48,"

@@ -26,7 +26,7 @@ constexpr double kMinBleu = 15.0;
 
 std::string tatoeba_dir() {
   if (const char* dir = std::getenv("T2T_TATOEBA_DIR")) return dir;
-  return (fs::path(T2T_SOURCE_DIR) / ".." / "shared" / "data" / "tatoeba-enzh").string();
+  return (fs::path(t2t::test::source_dir()) / ".." / "shared" / "data" / "tatoeba-enzh").string();
 }
 
 double bleu_from(const std::string& output) {
@@ -60,7 +60,7 @@ TEST_CASE("Tatoeba en-zh end to end: train then average then decode with beam 4 
 
   auto train = run_command(
       "./t2t-trainer" + problem + " --model=transformer --hparams_set=transformer_tiny "
-      "--hparams_file=" T2T_SOURCE_DIR "/configs/hparams/transformer_tiny_cpu.yaml "
+      "--hparams_file=" + t2t::test::source_dir() + "/configs/hparams/transformer_tiny_cpu.yaml "
       "--data_dir=" + data + " --output_dir=" + run + " --train_steps=" +
       std::to_string(kTrainSteps) +
       " --save_checkpoints_steps=250 --local_eval_frequency=1000 --eval_steps=20 "

@@ -26,7 +26,7 @@ using t2t::test::TempDir;
 
 namespace {
 
-const std::string kFixtures = T2T_SOURCE_DIR "/tests/fixtures/tf_checkpoint";
+const std::string kFixtures = t2t::test::source_dir() + "/tests/fixtures/tf_checkpoint";
 const std::string kTypedPrefix = "model.ckpt-1234";
 const std::string kTypedData = kTypedPrefix + ".data-00000-of-00001";
 

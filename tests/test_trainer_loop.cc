@@ -88,7 +88,7 @@ int events_with_tag(const std::string& eval_dir, const std::string& tag) {
 
 // The first `n` lines of a sample file, written to `path`.
 void head_of_sample(const std::string& name, size_t n, const std::string& path) {
-  auto lines = t2t::test::read_lines(T2T_SOURCE_DIR "/data/sample/" + name);
+  auto lines = t2t::test::read_lines(t2t::test::source_dir() + "/data/sample/" + name);
   lines.resize(n);
   t2t::test::write_lines(path, lines);
 }

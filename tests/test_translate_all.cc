@@ -49,7 +49,7 @@ const Run& trained() {
 std::string source_file(const TempDir& dir, size_t lines) {
   const std::string path = dir / "src.en";
   std::ofstream out(path);
-  const auto dev = read_lines(T2T_SOURCE_DIR "/data/sample/dev.en");
+  const auto dev = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");
   for (size_t i = 0; i < lines && i < dev.size(); ++i) out << dev[i] << "\n";
   return path;
 }
@@ -155,7 +155,7 @@ TEST_CASE("t2t-bleu --translations_dir scores t2t-translate-all's files",
   const std::string ref = dir / "ref.zh";
   {
     std::ofstream out(ref);
-    const auto dev = read_lines(T2T_SOURCE_DIR "/data/sample/dev.zh");
+    const auto dev = read_lines(t2t::test::source_dir() + "/data/sample/dev.zh");
     for (size_t i = 0; i < 10; ++i) out << dev[i] << "\n";
   }
   const std::string out = dir / "translations";

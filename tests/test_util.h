@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -30,6 +31,21 @@
 
 namespace t2t::test {
 
+// Where the binaries under test are: $T2T_TEST_BIN_DIR, else the build
+// directory this test binary was built in. An installed tree's launcher
+// (cmake/T2TInstall.cmake) points it at the tree's bin/.
+inline std::string bin_dir() {
+  const char* dir = std::getenv("T2T_TEST_BIN_DIR");
+  return dir && *dir ? dir : T2T_BUILD_BIN_DIR;
+}
+
+// The t2t checkout whose fixtures, sample data and scripts the tests read:
+// $T2T_TEST_SOURCE_DIR, else the one this test binary was built from.
+inline std::string source_dir() {
+  const char* dir = std::getenv("T2T_TEST_SOURCE_DIR");
+  return dir && *dir ? dir : T2T_BUILD_SOURCE_DIR;
+}
+
 struct CommandResult {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
@@ -39,7 +55,7 @@ struct CommandResult {
 // names the binary under test.
 inline CommandResult run_command(const std::string& command) {
   CommandResult r;
-  const std::string full = "cd '" T2T_BIN_DIR "' && " + command + " 2>&1";
+  const std::string full = "cd '" + bin_dir() + "' && " + command + " 2>&1";
   FILE* pipe = ::popen(full.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buf;
