@@ -28,7 +28,7 @@ T2T_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache python3 python3-venv
   libsentencepiece-dev libyaml-cpp-dev libspdlog-dev libcxxopts-dev catch2
   libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev libgloo-dev
-  libtcmalloc-minimal4 zip libcpp-httplib-dev nlohmann-json3-dev
+  libtcmalloc-minimal4 zip libcpp-httplib-dev nlohmann-json3-dev patchelf
 )
 
 install_debian_packages() {
