@@ -273,19 +273,31 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   auto optimizer = t2t::make_optimizer(*model, hp);
   t2t::TrainStep train_step(*model, *optimizer, hp, device, opt.mixed_precision);
 
-  std::vector<double> losses;
+  // Steps are queued as the trainer queues them, reading nothing back; the
+  // first and the last are run to read their loss.
+  double first_loss = 0, last_loss = 0;
   int64_t overflow_steps = 0;
-  auto step = [&](const t2t::Batch& b) {
+  auto step = [&](const t2t::Batch& b, double* loss) {
+    if (loss == nullptr) {
+      train_step.queue({b}, opt.lr);
+      return;
+    }
     const t2t::StepResult r = train_step.run({b}, opt.lr);
-    losses.push_back(r.loss_sum / std::max(1.0, r.tokens));
-    // fp16's loss scaling skips a step now and then by design (the
-    // reference's GradScaler does too); any other skip is a broken run.
-    if (r.overflow) ++overflow_steps;
-    else if (!r.applied) throw t2t::Error("a benchmark step was skipped (non-finite loss)");
+    *loss = r.loss_sum / std::max(1.0, r.tokens);
+  };
+  // fp16's loss scaling skips a step now and then by design (the
+  // reference's GradScaler does too); any other skip is a broken run.
+  auto check_skips = [&]() {
+    train_step.stats().snapshot();
+    const t2t::StepReport r = train_step.stats().take();
+    overflow_steps += r.overflow;
+    if (r.nonfinite > 0)
+      throw t2t::Error(std::to_string(r.nonfinite) + " benchmark steps were skipped (non-finite loss)");
   };
 
   const auto t_start = Clock::now();
-  for (int64_t i = 0; i < opt.warmup_steps; ++i) step(batches[i % batches.size()]);
+  for (int64_t i = 0; i < opt.warmup_steps; ++i)
+    step(batches[i % batches.size()], i == 0 ? &first_loss : nullptr);
   synchronize(device);
   const double warmup_s = seconds_since(t_start);
   double tokens = 0, flops = 0;
@@ -296,7 +308,8 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < opt.steps; ++i) {
     const auto& b = batches[i % batches.size()];
-    step(b);
+    const bool first = opt.warmup_steps == 0 && i == 0;
+    step(b, i + 1 == opt.steps ? &last_loss : first ? &first_loss : nullptr);
     tokens += b.target_tokens;
     flops += step_flops(shape, b);
   }
@@ -304,6 +317,8 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   const double seconds = seconds_since(t0);
   const double cpu = cpu_seconds() - cpu0;
   profile.finish();
+  check_skips();
+  if (opt.warmup_steps == 0 && opt.steps == 1) first_loss = last_loss;
   std::string gpu_memory;
   if (device.is_cuda()) {
     // Read before the GEMM measurement below allocates its own matrices.
@@ -325,7 +340,7 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
     << ", \"flops_per_s\": " << flops / seconds << ", \"peak_matmul_flops_per_s\": " << peak
     << ", \"fraction_of_peak\": " << flops / seconds / peak
     << ", \"peak_rss_mib\": " << peak_rss_mib() << gpu_memory
-    << ", \"first_loss\": " << losses.front() << ", \"last_loss\": " << losses.back()
+    << ", \"first_loss\": " << first_loss << ", \"last_loss\": " << last_loss
     << ", \"overflow_steps\": " << overflow_steps << ", \"batches\": " << batches_fingerprint
     << ", \"torch\": \"" << TORCH_VERSION << "\", \"omp_wait_policy\": \"" << env_or_empty("OMP_WAIT_POLICY")
     << "\", \"preload\": \"" << basename(env_or_empty("LD_PRELOAD"))

@@ -8,18 +8,32 @@
 #include <tuple>
 #include <utility>
 
+#include "t2t/core/error.h"
+
 namespace t2t {
 
 torch::Tensor FusedAdam::step(LossClosure closure) {
   for (const auto& group : param_groups())
     if (static_cast<const torch::optim::AdamOptions&>(group.options()).amsgrad())
       return torch::optim::Adam::step(closure);
-  torch::NoGradGuard no_grad;
   torch::Tensor loss;
   if (closure) {
     torch::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  fused_step(std::nullopt);
+  return loss;
+}
+
+void FusedAdam::step_unless(const at::Tensor& found_inf) {
+  for (const auto& group : param_groups())
+    if (static_cast<const torch::optim::AdamOptions&>(group.options()).amsgrad())
+      throw Error("FusedAdam::step_unless: amsgrad is not supported");
+  fused_step(found_inf);
+}
+
+void FusedAdam::fused_step(const std::optional<at::Tensor>& found_inf) {
+  torch::NoGradGuard no_grad;
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
     // The kernel takes tensors of one device and dtype at a time, and one
@@ -48,6 +62,10 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
     for (const auto& [kind, indices] : by_kind) {
       const auto& [device, dtype, step] = kind;
       std::vector<torch::Tensor> p, g, m, v, steps;
+      // The kernel reads the step count as a float tensor on the device, one
+      // a parameter; they all share one (it only reads them).
+      const torch::Tensor step_count = torch::full(
+          {}, static_cast<double>(step), torch::TensorOptions().dtype(torch::kFloat).device(device));
       for (size_t i : indices) {
         torch::Tensor& param = params[i];
         auto& state = static_cast<torch::optim::AdamParamState&>(*state_[param.unsafeGetTensorImpl()]);
@@ -55,21 +73,20 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
         g.push_back(param.grad());
         m.push_back(state.exp_avg());
         v.push_back(state.exp_avg_sq());
-        // The kernel reads the step count as a float tensor on the device.
-        steps.push_back(torch::full({}, static_cast<double>(step),
-                                    torch::TensorOptions().dtype(torch::kFloat).device(device)));
+        steps.push_back(step_count);
       }
       // TensorFlow's Adam adds epsilon to sqrt(v) before the bias
       // correction, PyTorch's after it: the same update for
       // eps / sqrt(1 - beta2^step) here. It shows where v is tiny (an
       // embedding row's rarely used entries), so T2T's is kept.
       const double eps = options.eps() / std::sqrt(1.0 - std::pow(beta2, static_cast<double>(step)));
+      std::optional<at::Tensor> skip;
+      if (found_inf) skip = found_inf->to(device, at::kFloat);
       at::_fused_adam_(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, options.lr(),
                        std::get<0>(options.betas()), beta2, options.weight_decay(), eps,
-                       /*amsgrad=*/false, /*maximize=*/false);
+                       /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/std::nullopt, skip);
     }
   }
-  return loss;
 }
 
 }  // namespace t2t

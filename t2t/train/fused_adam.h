@@ -10,6 +10,7 @@
 
 #include <torch/optim/adam.h>
 
+#include <optional>
 #include <vector>
 
 namespace t2t {
@@ -21,6 +22,15 @@ class FusedAdam : public torch::optim::Adam {
 
   // No closure; amsgrad falls back to Adam's own step.
   torch::Tensor step(LossClosure closure = nullptr) override;
+
+  // The step, skipped on the device where `found_inf` (a float32 scalar on
+  // the parameters' device) is 1: parameters and moments stay as they
+  // are, and nothing is read back to decide. The step count advances
+  // either way (as T2T's global step does), so the host knows it.
+  void step_unless(const at::Tensor& found_inf);
+
+ private:
+  void fused_step(const std::optional<at::Tensor>& found_inf);
 };
 
 }  // namespace t2t

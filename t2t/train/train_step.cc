@@ -20,20 +20,18 @@ namespace t2t {
 
 namespace {
 
-// LibTorch's clip_grad_norm_ (L2), the same operations in the same order
-// and so the same numbers, but the norm comes back as a tensor: LibTorch's
-// reads it, which makes the host wait for the device mid-step.
-at::Tensor clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
-  std::vector<at::Tensor> grads;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
-  if (grads.empty()) return torch::zeros({}, torch::kFloat64);
-  std::vector<at::Tensor> norms;
-  norms.reserve(grads.size());
-  for (const auto& g : grads) norms.push_back(g.data().norm(2));
+// LibTorch's clip_grad_norm_ (L2): the same norms (one multi-tensor kernel
+// for all of them) and the same scaling, but the norm comes back as a
+// tensor: LibTorch's reads it, which makes the host wait for the device
+// mid-step. max_norm <= 0: no clipping, the norm only.
+at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm) {
+  if (grads.empty()) return torch::zeros({});
+  const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
   const at::Tensor total = norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
-  const at::Tensor coef = torch::clamp(max_norm / (total + 1e-6), std::nullopt, 1.0);
-  for (auto& g : grads) g.data().mul_(coef);
+  if (max_norm > 0) {
+    const at::Tensor coef = torch::clamp(max_norm / (total + 1e-6), std::nullopt, 1.0);
+    at::_foreach_mul_(grads, coef);
+  }
   return total;
 }
 
@@ -60,6 +58,14 @@ class AutocastScope {
   bool on_;
   bool previous_ = false;
 };
+
+// TrainStep skips a non-finite step on the device, which takes
+// make_optimizer's Adam.
+FusedAdam& fused_adam(torch::optim::Optimizer& optimizer) {
+  auto* fused = dynamic_cast<FusedAdam*>(&optimizer);
+  if (fused == nullptr) throw Error("TrainStep needs the optimizer make_optimizer() builds");
+  return *fused;
+}
 
 }  // namespace
 
@@ -110,8 +116,9 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
                      const c10::Device& device, const std::string& mixed_precision,
                      Communicator* communicator, size_t bucket_bytes)
     : model_(model),
-      optimizer_(optimizer),
+      optimizer_(fused_adam(optimizer)),
       device_(device),
+      stats_(device),
       communicator_(communicator),
       label_smoothing_(hp.get_float("label_smoothing")),
       clip_norm_(hp.get_float("clip_grad_norm")) {
@@ -130,7 +137,9 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
                  mode);
   }
   scaling_ = autocast_ == at::kHalf;
-  if (scaling_) loss_scale_ = 32768.0;
+  scale_ = torch::full({}, scaling_ ? 32768.0 : 1.0,
+                       torch::TensorOptions().dtype(torch::kFloat).device(device_));
+  good_steps_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(device_));
   if (communicator_ && communicator_->size() > 1) {
     std::vector<at::Tensor> params;
     for (auto& p : model_.parameters())
@@ -146,12 +155,12 @@ bool TrainStep::restore_loss_scale(double scale, int64_t good_steps) {
     throw Error("a saved fp16 loss scale of " + std::to_string(scale) + " (" +
                 std::to_string(good_steps) + " good steps) cannot be taken up");
   if (!scaling_) return false;
-  loss_scale_ = scale;
-  good_steps_ = good_steps;
+  scale_.fill_(scale);
+  good_steps_.fill_(good_steps);
   return true;
 }
 
-StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
+StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, double lr) {
   if (micro_batches.empty()) throw Error("TrainStep::run needs at least one batch");
   for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
   model_.train();
@@ -166,11 +175,9 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
     local_inputs += static_cast<double>(b.input_tokens);
   }
   const double local_norm = std::max(local_tokens, 1.0);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
 
-  // The losses are summed on the device, in float64 as the host would, and
-  // read with the gradient norm at the end: one wait for the device per
-  // step, after backward and clipping are queued, instead of one per
-  // micro-batch before its backward.
+  // The losses are summed on the device, in float64 as the host would.
   at::Tensor loss_total;
   at::Tensor counts;
   std::unique_ptr<CollectiveWork> counting;
@@ -201,63 +208,80 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
       counting = communicator_->all_reduce_sum_async(counts);
       reducer_->arm(local_tokens);
     }
-    (l.loss_sum * (loss_scale_ / local_norm)).backward();
+    if (scaling_)
+      (l.loss_sum * (scale_ / local_norm)).backward();
+    else
+      (l.loss_sum * (1.0 / local_norm)).backward();
   }
 
-  StepResult r;
-  r.tokens = local_tokens;
-  r.input_tokens = local_inputs;
-  const double unscale = loss_scale_;
+  StepOutcome out;
+  std::vector<at::Tensor> grads;
+  for (auto& p : model_.parameters())
+    if (p.grad().defined()) grads.push_back(p.mutable_grad());
   if (reducer_) {
     counting->wait();
     reducer_->finish(torch::clamp_min(counts.select(0, 0), 1.0).to(device_));
-    loss_total = counts.select(0, 1);
+    const at::Tensor summed = counts.to(device_);
+    out.tokens = summed.select(0, 0);
+    loss_total = summed.select(0, 1);
+    out.input_tokens = summed.select(0, 2);
+  } else {
+    out.tokens = torch::full({}, local_tokens, f64);
+    out.input_tokens = torch::full({}, local_inputs, f64);
   }
-  if (unscale != 1.0)
-    for (auto& p : model_.parameters())
-      if (p.grad().defined()) p.mutable_grad().div_(unscale);
+  if (scaling_ && !grads.empty()) at::_foreach_mul_(grads, at::reciprocal(scale_));
 
   // The norm is needed for clipping anyway, and checking it also catches an
   // overflow in backward that a finite loss would hide.
-  const at::Tensor norm = clip_gradients(
-      model_.parameters(), clip_norm_ > 0 ? clip_norm_ : std::numeric_limits<double>::infinity());
-  {
-    // The step's one read of the device: loss, norm and, from several
-    // workers, the summed token counts.
-    const auto where = norm.device();
-    std::vector<at::Tensor> read{loss_total.to(where), norm.to(torch::kFloat64)};
-    if (reducer_) {
-      read.push_back(counts.select(0, 0).to(where));
-      read.push_back(counts.select(0, 2).to(where));
-    }
-    const at::Tensor values = torch::stack(read).cpu();
-    r.loss_sum = values[0].item<double>();
-    r.grad_norm = values[1].item<double>();
-    if (reducer_) {
-      r.tokens = values[2].item<double>();
-      r.input_tokens = values[3].item<double>();
-    }
-  }
-  const bool finite = std::isfinite(r.loss_sum) && std::isfinite(r.grad_norm);
+  const at::Tensor norm = clip_gradients(grads, clip_norm_).to(torch::kFloat64);
+  const at::Tensor loss_finite = at::isfinite(loss_total);
+  const at::Tensor norm_finite = at::isfinite(norm);
+  const at::Tensor found_inf = at::logical_not(at::logical_and(loss_finite, norm_finite));
   if (scaling_) {
-    if (std::isfinite(r.loss_sum) && !std::isfinite(r.grad_norm)) {
-      loss_scale_ = std::max(1.0, loss_scale_ / 2);
-      good_steps_ = 0;
-      r.overflow = true;
-      return r;
-    }
-    if (++good_steps_ == 2000) {
-      loss_scale_ *= 2;
-      good_steps_ = 0;
-    }
+    // A finite loss with a non-finite gradient is an fp16 overflow: T2T's
+    // schedule halves the scale (not below 1) and doubles it after 2000
+    // steps without one.
+    const at::Tensor overflow = at::logical_and(loss_finite, at::logical_not(norm_finite));
+    scale_.copy_(at::where(overflow, at::clamp_min(scale_ * 0.5, 1.0), scale_));
+    good_steps_.copy_(at::where(overflow, at::zeros_like(good_steps_), good_steps_ + 1));
+    const at::Tensor grow = good_steps_.ge(2000);
+    scale_.copy_(at::where(grow, scale_ * 2.0, scale_));
+    good_steps_.copy_(at::where(grow, at::zeros_like(good_steps_), good_steps_));
+    out.overflow = overflow.to(torch::kFloat64);
+  } else {
+    out.overflow = torch::zeros({}, f64);
   }
-  if (!finite) {
-    r.nonfinite = true;
-    return r;
-  }
-  optimizer_.step();
-  r.applied = true;
+  out.nonfinite = found_inf.to(torch::kFloat64) - out.overflow;
+  out.loss_sum = loss_total;
+  out.grad_norm = norm;
+  optimizer_.step_unless(found_inf.to(torch::kFloat));
+  stats_.add(out);
+  return out;
+}
+
+void TrainStep::queue(const std::vector<Batch>& micro_batches, double lr) {
+  (void)queue_step(micro_batches, lr);
+}
+
+StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
+  const StepOutcome o = queue_step(micro_batches, lr);
+  const at::Tensor values = torch::stack({o.loss_sum, o.tokens, o.input_tokens, o.grad_norm,
+                                          o.overflow, o.nonfinite})
+                                .cpu();
+  const double* v = values.data_ptr<double>();
+  StepResult r;
+  r.loss_sum = v[0];
+  r.tokens = v[1];
+  r.input_tokens = v[2];
+  r.grad_norm = v[3];
+  r.overflow = v[4] > 0;
+  r.nonfinite = v[5] > 0;
+  r.applied = !r.overflow && !r.nonfinite;
   return r;
 }
+
+double TrainStep::loss_scale() const { return scale_.item<double>(); }
+
+int64_t TrainStep::loss_scale_good_steps() const { return good_steps_.item<int64_t>(); }
 
 }  // namespace t2t

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "t2t/data/batching.h"
+#include "t2t/train/step_stats.h"
 
 namespace torch {
 namespace optim {
@@ -29,6 +30,7 @@ class Optimizer;
 namespace t2t {
 
 class Communicator;
+class FusedAdam;
 class GradientReducer;
 class HParams;
 class T2TModel;
@@ -73,36 +75,51 @@ class TrainStep {
             Communicator* communicator = nullptr, size_t bucket_bytes = 25u << 20);
   ~TrainStep();
 
-  // One update from this worker's `micro_batches` (one, or
-  // optimizer_multistep_accumulate_steps of them) at learning rate `lr`.
-  // Every worker must call it the same number of times with the same
-  // number of micro-batches.
+  // Queues one update from this worker's `micro_batches` (one, or
+  // optimizer_multistep_accumulate_steps of them) at learning rate `lr`,
+  // and adds its outcome to stats(). Nothing is read back from the device:
+  // a step whose loss or gradient is not finite (in fp16, whose gradient
+  // overflowed) is skipped there, by the optimizer, and still counts as a
+  // step. Every worker must call it the same number of times with the
+  // same number of micro-batches.
+  void queue(const std::vector<Batch>& micro_batches, double lr);
+
+  // queue(), then waits for the step's outcome: for tests and tools that
+  // look at every step.
   StepResult run(const std::vector<Batch>& micro_batches, double lr);
+
+  // The steps' outcomes, summed on the device.
+  StepStats& stats() { return stats_; }
 
   // fp16 dynamic loss scale (1 when not in use), and the overflow-free
   // steps since it last changed: what a checkpoint keeps so that a resumed
-  // run scales its loss as an uninterrupted one does.
-  double loss_scale() const { return loss_scale_; }
-  int64_t loss_scale_good_steps() const { return good_steps_; }
+  // run scales its loss as an uninterrupted one does. Each reads the
+  // device (waits for the queued steps).
+  double loss_scale() const;
+  int64_t loss_scale_good_steps() const;
   bool scales_loss() const { return scaling_; }
   // Takes up a saved scale; false (and nothing changes) when this step does
   // not scale its loss. Throws t2t::Error for a scale that is not positive.
   bool restore_loss_scale(double scale, int64_t good_steps);
 
  private:
+  StepOutcome queue_step(const std::vector<Batch>& micro_batches, double lr);
+
   T2TModel& model_;
-  torch::optim::Optimizer& optimizer_;
+  FusedAdam& optimizer_;
   c10::Device device_;
+  StepStats stats_;
   std::optional<c10::ScalarType> autocast_;
   Communicator* communicator_;
   std::unique_ptr<GradientReducer> reducer_;
   double label_smoothing_;
   double clip_norm_;
   // fp16: the loss is multiplied by a scale that halves on overflow and
-  // doubles after 2000 good steps, T2T's schedule, starting at 2^15.
+  // doubles after 2000 good steps, T2T's schedule, starting at 2^15. Both
+  // live on the device, where the overflow is found.
   bool scaling_ = false;
-  double loss_scale_ = 1.0;
-  int64_t good_steps_ = 0;
+  at::Tensor scale_;       // float32 scalar
+  at::Tensor good_steps_;  // int64 scalar
 };
 
 }  // namespace t2t

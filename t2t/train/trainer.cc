@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -92,12 +93,19 @@ bool crossed(int64_t step, int64_t advanced, int64_t every) {
   return every > 0 && step / every != (step - advanced) / every;
 }
 
+// How often (in steps) the host catches up with the device: reads the
+// steps' outcomes (train_step.h queues them without reading), checks for
+// non-finite steps, and has the workers agree on saving and stopping.
+// Often enough that a stop or a run of NaNs is acted on within seconds,
+// seldom enough that the GPU never idles for it.
+constexpr int64_t kReportEvery = 10;
+
 // Loss and throughput since the last progress line.
 class ProgressLog {
  public:
   explicit ProgressLog(int64_t step) : first_step_(step), last_step_(step) {}
 
-  void add(const StepResult& r) {
+  void add(const StepReport& r) {
     loss_ += r.loss_sum;
     weight_ += r.tokens;
     tokens_ += r.input_tokens + r.tokens;
@@ -399,23 +407,68 @@ class TrainingRun {
     return out;
   }
 
-  // A step whose loss or gradient was not finite was skipped; too many in a
-  // row stop the run with the last good checkpoint named.
-  void count_nonfinite(const StepResult& r) {
-    ++nonfinite_in_a_row_;
-    ++nonfinite_total_;
-    spdlog::warn("step {}: non-finite {} ({} in a row, {} in all); the update is skipped", step_,
-                 std::isfinite(r.loss_sum) ? "gradient" : "loss", nonfinite_in_a_row_,
-                 nonfinite_total_);
-    if (nonfinite_in_a_row_ < options_.max_nonfinite_steps) return;
+  // Non-finite steps were skipped on the device; too many in a row stop the
+  // run with the last good checkpoint named.
+  void check_nonfinite(const StepReport& r, int64_t step) {
+    if (r.overflow > 0)
+      spdlog::debug("by step {}: {} fp16 gradient overflow(s), their updates skipped", step,
+                    r.overflow);
+    if (r.nonfinite == 0) return;
+    nonfinite_total_ += r.nonfinite;
+    spdlog::warn("by step {}: {} step(s) with a non-finite loss or gradient, their updates "
+                 "skipped ({} in a row now, {} in all)",
+                 step, r.nonfinite, r.nonfinite_run, nonfinite_total_);
+    if (r.max_nonfinite_run < options_.max_nonfinite_steps) return;
     const std::string last = latest_checkpoint(options_.output_dir);
-    throw Error("training stopped at step " + std::to_string(step_) + ": " +
-                std::to_string(nonfinite_in_a_row_) +
-                " steps in a row gave a non-finite loss or gradient. " +
+    throw Error("training stopped at step " + std::to_string(step) + ": " +
+                std::to_string(r.max_nonfinite_run) +
+                " steps in a row gave a non-finite loss or gradient (--max_nonfinite_steps=" +
+                std::to_string(options_.max_nonfinite_steps) + "); their updates were skipped. " +
                 (last.empty() ? std::string("No checkpoint was written yet.")
                               : "The last good checkpoint is " + last + ".") +
                 " Lower the learning rate (learning_rate_constant / learning_rate), raise "
                 "learning_rate_warmup_steps, or set clip_grad_norm.");
+  }
+
+  // A report of the steps up to `step`, started by start_report().
+  struct PendingReport {
+    int64_t step = 0;
+    double lr = 0;            // the rate of that step, for the progress line
+    bool log = false;         // ends with a progress line
+    bool flags[2] = {false, false};  // save time, stop (one worker; else on the device)
+  };
+
+  // Starts copying the steps' outcomes off the device; the workers' save
+  // and stop flags travel with them (summed over the workers first).
+  PendingReport start_report(TrainStep& train_step, double lr, bool log, bool save_time) {
+    PendingReport p;
+    p.step = step_;
+    p.lr = lr;
+    p.log = log;
+    p.flags[0] = save_time;
+    p.flags[1] = stop_requested();
+    if (!communicator_) {
+      train_step.stats().snapshot();
+      return p;
+    }
+    at::Tensor flags = torch::tensor({p.flags[0] ? 1.0 : 0.0, p.flags[1] ? 1.0 : 0.0},
+                                     torch::kFloat64)
+                           .to(communicator_->device());
+    communicator_->all_reduce_sum_async(flags)->wait();
+    train_step.stats().snapshot({flags.select(0, 0), flags.select(0, 1)});
+    return p;
+  }
+
+  // Reads a started report: logs, checks non-finite steps, and returns the
+  // agreed {save time, stop}.
+  std::array<bool, 2> finish_report(TrainStep& train_step, const PendingReport& p,
+                                    ProgressLog& progress, EventWriter* events) {
+    const StepReport r = train_step.stats().take();
+    progress.add(r);
+    check_nonfinite(r, p.step);
+    if (p.log) progress.log(p.step, options_.train_steps, p.lr, worker_.world_size, events);
+    if (r.extra.size() == 2) return {r.extra[0] > 0, r.extra[1] > 0};
+    return {p.flags[0], p.flags[1]};
   }
 
   BatchReader make_reader() const {
@@ -457,6 +510,8 @@ class TrainingRun {
     ProgressLog progress(step_);
     Stopwatch since_save;
     std::vector<Batch> batches;
+    std::optional<PendingReport> pending;
+    EventWriter* events = train_events ? &*train_events : nullptr;
     while (step_ < options_.train_steps) {
       batches.clear();
       for (int64_t i = 0; i < accumulate; ++i) batches.push_back(*reader.next());
@@ -465,31 +520,32 @@ class TrainingRun {
       // before applying the gradients, so the update from step s reads the
       // schedule at s + 1 (and the first update is not wasted at rate 0).
       const double lr = learning_rate(hp_, step_ + accumulate);
-      const StepResult r = train_step.run(batches, lr);
-      if (r.overflow) {
-        spdlog::debug("step {}: fp16 gradient overflow, loss scale now {}", step_,
-                      train_step.loss_scale());
-        continue;
-      }
-      if (r.nonfinite) {
-        count_nonfinite(r);
-        continue;
-      }
-      nonfinite_in_a_row_ = 0;
+      train_step.queue(batches, lr);
       step_ += accumulate;
-      progress.add(r);
       const bool last = step_ >= options_.train_steps;
-      // Every worker must agree on when to save (saving gathers their input
-      // positions) and when to stop, so the time-based trigger is the
-      // chief's clock, and a stop asked of any worker (a signal) stops all
-      // of them after this step: one all-reduce carries both.
-      const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
-                             since_save.seconds() >= options_.save_checkpoints_secs;
-      const std::vector<bool> agreed = any_worker({save_time, stop_requested()});
+      // The report started a step ago is read now that this step is queued,
+      // so the device does not wait for the host. Every worker must agree
+      // on when to save (saving gathers their input positions) and when to
+      // stop, so the time-based trigger is the chief's clock and a stop
+      // asked of any worker (a signal) stops all of them: both travel in
+      // the report, summed over the workers.
+      std::array<bool, 2> agreed{false, false};
+      if (pending) {
+        agreed = finish_report(train_step, *pending, progress, events);
+        pending.reset();
+      }
       const bool stop = agreed[1];
-      if (crossed(step_, accumulate, options_.log_step_count_steps) || last || stop)
-        progress.log(step_, options_.train_steps, lr, worker_.world_size,
-                     train_events ? &*train_events : nullptr);
+      const bool log_now = crossed(step_, accumulate, options_.log_step_count_steps);
+      if (last || stop || log_now || crossed(step_, accumulate, kReportEvery)) {
+        const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
+                               since_save.seconds() >= options_.save_checkpoints_secs;
+        pending = start_report(train_step, lr, log_now || last || stop, save_time);
+        if (last || stop) {
+          const auto now = finish_report(train_step, *pending, progress, events);
+          agreed[0] = agreed[0] || now[0];
+          pending.reset();
+        }
+      }
       if (crossed(step_, accumulate, save_every) || last || agreed[0] || stop) {
         save(reader, train_step);
         since_save.restart();
@@ -563,7 +619,7 @@ class TrainingRun {
   std::optional<EvalDecisions> decisions_;  // chief only
   int64_t saved_step_ = -1;  // the step of the newest checkpoint of this run
   std::string saved_path_;   // its file (chief only)
-  int64_t nonfinite_in_a_row_ = 0, nonfinite_total_ = 0;
+  int64_t nonfinite_total_ = 0;
 };
 
 }  // namespace
