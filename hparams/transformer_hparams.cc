@@ -26,6 +26,10 @@ HParams transformer_base_v1() {
   hp.set("optimizer_adam_beta2", 0.98);
   hp.set("label_smoothing", 0.1);
   hp.set("shared_embedding_and_softmax_weights", true);
+  // t2t's own: the softmax stays tied to the target embedding where the
+  // input and target vocabularies differ in size, which T2T unties
+  // (README, "Differences from T2T"). Off, as in T2T.
+  hp.add("shared_target_embedding_and_softmax_weights", false);
   hp.set("symbol_modality_num_shards", 16);
   hp.add("filter_size", int64_t{2048});
   // 0: fall back on num_hidden_layers / hidden_size.

@@ -137,8 +137,13 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
   // en-zh problem: the softmax then has a matrix of its own, apart from the
   // target embedding. Its hparams.json still says true; its checkpoints
   // hold three matrices.
+  // t2t's own hparam shared_target_embedding_and_softmax_weights keeps the
+  // softmax tied to the target embedding there (fewer weights to learn on
+  // a small corpus); T2T's sets leave it off.
   const bool tie_softmax = hp.get_bool("shared_embedding_and_softmax_weights") &&
                            features.input_vocab_size == features.target_vocab_size;
+  const bool tie_target_softmax =
+      tie_softmax || bool_or(hp, "shared_target_embedding_and_softmax_weights", false);
   const bool share_inputs =
       features.shared_vocabulary && (tie_softmax || bool_or(hp, "shared_embedding", false));
   if (tie_softmax) {
@@ -146,7 +151,8 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
   } else {
     target_embedding_ =
         embedding(share_inputs ? "shared" : "target_emb", features.target_vocab_size);
-    softmax_weights_ = embedding("softmax", features.target_vocab_size);
+    softmax_weights_ =
+        tie_target_softmax ? target_embedding_ : embedding("softmax", features.target_vocab_size);
   }
   input_embedding_ =
       share_inputs ? target_embedding_ : embedding("input_emb", features.input_vocab_size);

@@ -135,8 +135,9 @@ std::vector<std::pair<std::string, TFSource>> transformer_tf_sources(
         throw Error("the checkpoint keeps apart what this transformer shares (" +
                     join(played, ", ") + " are one matrix here, " +
                     join(std::vector<std::string>(scopes.begin(), scopes.end()), " and ") +
-                    " there): set hparams shared_embedding_and_softmax_weights or "
-                    "shared_embedding as the run that wrote it had them.");
+                    " there): set hparams shared_embedding_and_softmax_weights, "
+                    "shared_target_embedding_and_softmax_weights or shared_embedding as the "
+                    "run that wrote it had them.");
       }
       s.parts = {shards(*scopes.begin(), has)};
       if (s.parts[0].empty()) s.parts[0] = {*scopes.begin() + "/weights_0"};  // reported missing

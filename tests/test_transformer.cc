@@ -263,6 +263,13 @@ TEST_CASE("embedding and softmax sharing", "[model]") {
   CHECK_FALSE(sized->target_embedding().is_same(sized->softmax_weights()));
   CHECK(sized->input_embedding().size(0) == kVocab + 7);
   CHECK(parameter_count(*sized) - parameter_count(*softmax_shared) == matrix + 7 * kHidden);
+  // ... unless t2t's own hparam keeps the softmax tied to the targets.
+  hp.set("shared_target_embedding_and_softmax_weights", true);
+  auto sized_tied = make(hp, features(false, kVocab + 7));
+  CHECK(sized_tied->target_embedding().is_same(sized_tied->softmax_weights()));
+  CHECK_FALSE(sized_tied->input_embedding().is_same(sized_tied->target_embedding()));
+  CHECK(parameter_count(*sized) - parameter_count(*sized_tied) == matrix);
+  hp.set("shared_target_embedding_and_softmax_weights", false);
 
   hp.set("shared_embedding_and_softmax_weights", false);
   auto unshared = make(hp, features(true));
