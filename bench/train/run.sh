@@ -24,7 +24,8 @@
 # only), both passed to both sides as --device / --mixed_precision,
 # T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
 # COMPILE=1 adds torch.compile as an extra, informational column,
-# WORK (/tmp/t2t_bench_train).
+# HPARAMS (overrides for ours, e.g. batch_size=32768; the reference takes the
+# resulting config from ours), WORK (/tmp/t2t_bench_train).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_train}
@@ -51,6 +52,7 @@ steps() {
 # On a GPU the preloaded row of ours is left out (see the top).
 case $DEVICE in cuda*) OURS_PRELOADED="" ;; *) OURS_PRELOADED=$ALLOCATOR ;; esac
 DEVICE_FLAGS=(--device="$DEVICE" --mixed_precision="$MIXED_PRECISION")
+OURS_FLAGS=(--hparams="${HPARAMS:-}")
 
 mkdir -p "$WORK"
 RESULTS="$WORK/results.jsonl"
@@ -64,12 +66,13 @@ for run in $(seq "$RUNS"); do
   for s in $SETS; do
     set_name=transformer_$s
     # shellcheck disable=SC2046
-    ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" "${DEVICE_FLAGS[@]}" $(steps "$s"))
+    ours=$("$BENCH" --hparams_set="$set_name" --threads="$THREADS" "${DEVICE_FLAGS[@]}" \
+      "${OURS_FLAGS[@]}" $(steps "$s"))
     echo "$ours" >> "$RESULTS"
     if [ -n "$OURS_PRELOADED" ]; then
       # shellcheck disable=SC2046
       LD_PRELOAD=$OURS_PRELOADED "$BENCH" --hparams_set="$set_name" --threads="$THREADS" \
-        "${DEVICE_FLAGS[@]}" $(steps "$s") >> "$RESULTS"
+        "${DEVICE_FLAGS[@]}" "${OURS_FLAGS[@]}" $(steps "$s") >> "$RESULTS"
     fi
     config=$("$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["config"]))' "$ours")
     # shellcheck disable=SC2046

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# One GPU round: everything a GPU session checks and measures, run in one go
+# from a relocatable t2t tree (README, "Copying t2t to another machine"),
+# writing a log and a JSON summary. Stages, in order:
+#
+#   smi          nvidia-smi: the card, driver and memory
+#   tests        every [cuda] test of the installed t2t_tests
+#   train        t2t-trainer --device=cuda, bf16 then fp16, 300 steps on the
+#                bundled sample: killed (-9) after its first checkpoint and
+#                resumed by the same command to the end
+#   decode       t2t-decoder on CUDA and on the CPU, same checkpoint and
+#                sentences: how many translations are identical
+#   bench_train  bench/train/run.sh, transformer_base on CUDA against PyTorch
+#                eager and torch.compile: bf16, then float32 (no TF32 on
+#                either side), then bf16 at 32,768 tokens per batch
+#
+# Each stage's outcome goes into the summary as it ends, so a round cut short
+# still reports what it reached; the summary lists the stages not reached,
+# and a later round runs just those:  bench/gpu/round.sh decode bench_train
+#
+#   TREE=t2t-tree OUT=/tmp/round bench/gpu/round.sh [STAGE...]
+# Environment: TREE (the installed tree; default t2t-tree), OUT (where the
+# log and round.json go; default /tmp/t2t_round), T2T_PYTHON (the Python
+# whose torch the tree runs on; default python3), BUDGET (seconds for the
+# whole round, default 540: stages that would not fit are left for the next),
+# ROUND_DEVICE (cuda; cpu runs train and decode on the CPU, bf16 and none, to
+# try the script itself where there is no GPU).
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TREE=$(cd "${TREE:-t2t-tree}" && pwd) || { echo "no TREE=${TREE:-t2t-tree}" >&2; exit 2; }
+OUT=${OUT:-/tmp/t2t_round}
+BUDGET=${BUDGET:-540}
+export T2T_PYTHON=${T2T_PYTHON:-python3}
+DEVICE=${ROUND_DEVICE:-cuda}
+PRECISIONS="bf16 fp16"
+[ "$DEVICE" = cpu ] && PRECISIONS="bf16 none"
+mkdir -p "$OUT"
+LOG="$OUT/round.log"
+SUMMARY="$OUT/round.json"
+WORK=$(mktemp -d /tmp/t2t_round.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+START=$SECONDS
+ALL_STAGES=(smi tests train decode bench_train)
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=("${ALL_STAGES[@]}")
+# What each stage needs at most, in seconds: one that would not fit in what
+# is left of the budget is not started.
+declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [decode]=60 [bench_train]=300)
+
+log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
+# Adds "name": value (JSON) to the summary's stage entry.
+RESULTS="$WORK/results.jsonl"
+: > "$RESULTS"
+record() { printf '{"stage": "%s", "key": "%s", "value": %s}\n' "$1" "$2" "$3" >> "$RESULTS"; }
+write_summary() {
+  "$T2T_PYTHON" - "$RESULTS" "$SUMMARY" "$ROOT" "${STAGES[*]}" <<'PY'
+import json, subprocess, sys
+results, summary, root, asked = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+stages = {}
+for line in open(results):
+    r = json.loads(line)
+    stages.setdefault(r["stage"], {})[r["key"]] = r["value"]
+try:
+    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+except OSError:
+    commit = ""
+done = [s for s in asked if stages.get(s, {}).get("status") in ("passed", "failed")]
+out = {"commit": commit, "stages": stages, "not_reached": [s for s in asked if s not in done]}
+json.dump(out, open(summary + ".tmp", "w"), indent=1)
+import os; os.replace(summary + ".tmp", summary)
+PY
+}
+
+T() { "$TREE/bin/$1" "${@:2}"; }
+
+stage_smi() {
+  nvidia-smi >> "$LOG" 2>&1 || return 1
+  record smi card "\"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)\""
+  record smi memory_mib "$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n1)"
+}
+
+stage_tests() {
+  local out="$WORK/tests.txt"
+  T2T_TEST_SOURCE_DIR="$ROOT" "$TREE/tests/t2t_tests" "[cuda]" > "$out" 2>&1
+  local rc=$?
+  cat "$out" >> "$LOG"
+  local line
+  line=$(grep -E "^(All tests passed|test cases:)" "$out" | tail -n1)
+  record tests result "\"$line\""
+  grep -q "T2T_TEST_SKIPPED" "$out" && record tests skipped "\"$(grep -m1 -o 'T2T_TEST_SKIPPED: .*' "$out")\""
+  return $rc
+}
+
+# The bundled sample, for train and decode.
+sample_data() {
+  [ -d "$WORK/data" ] || T t2t-datagen --problem=translate_enzh_sample --data_dir="$WORK/data" \
+    --tmp_dir="$WORK/tmp" >> "$LOG" 2>&1
+}
+
+train_flags() {
+  echo "--problem=translate_enzh_sample --model=transformer --hparams_set=transformer_tiny" \
+    "--data_dir=$WORK/data --output_dir=$1 --device=$DEVICE --mixed_precision=$2" \
+    "--train_steps=300 --save_checkpoints_steps=100 --local_eval_frequency=300 --eval_steps=5"
+}
+
+stage_train() {
+  sample_data || return 1
+  local mp ok=0
+  for mp in $PRECISIONS; do
+    local run="$WORK/run_$mp"
+    # shellcheck disable=SC2046
+    T t2t-trainer $(train_flags "$run" "$mp") > "$WORK/train_$mp.log" 2>&1 &
+    local pid=$! waited=0
+    while [ ! -f "$run/model.ckpt-100.pt" ] && kill -0 "$pid" 2>/dev/null && [ $waited -lt 120 ]; do
+      sleep 0.5; waited=$((waited + 1))
+    done
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    cat "$WORK/train_$mp.log" >> "$LOG"
+    # shellcheck disable=SC2046
+    T t2t-trainer $(train_flags "$run" "$mp") > "$WORK/resume_$mp.log" 2>&1
+    local rc=$?
+    cat "$WORK/resume_$mp.log" >> "$LOG"
+    local resumed=false
+    grep -q "resum" "$WORK/resume_$mp.log" && [ -f "$run/model.ckpt-300.pt" ] && [ $rc -eq 0 ] && resumed=true
+    record train "${mp}_resumed_to_300" "$resumed"
+    record train "${mp}_last_line" "\"$(grep -E '\] step 300: loss' "$WORK/resume_$mp.log" | tail -n1 | sed 's/"/\\"/g')\""
+    [ "$resumed" = true ] || ok=1
+  done
+  return $ok
+}
+
+stage_decode() {
+  sample_data || return 1
+  local run="$WORK/run_bf16"
+  if [ ! -f "$run/model.ckpt-300.pt" ]; then
+    # shellcheck disable=SC2046
+    T t2t-trainer $(train_flags "$run" none) >> "$LOG" 2>&1 || return 1
+  fi
+  local dev
+  for dev in $DEVICE cpu; do
+    local t0=$SECONDS
+    T t2t-decoder --problem=translate_enzh_sample --model=transformer \
+      --hparams_set=transformer_tiny --data_dir="$WORK/data" --output_dir="$run" --device=$dev \
+      --decode_hparams=beam_size=4,alpha=0.6,batch_size=64 \
+      --decode_from_file="$ROOT/data/sample/dev.en" --decode_to_file="$WORK/dev.$dev.zh" >> "$LOG" 2>&1 || return 1
+    record decode "${dev}_seconds" $((SECONDS - t0))
+  done
+  local same total
+  total=$(wc -l < "$WORK/dev.cpu.zh")
+  same=$(paste -d '\t' "$WORK/dev.$DEVICE.zh" "$WORK/dev.cpu.zh" | awk -F '\t' '$1 == $2' | wc -l)
+  record decode identical "$same"
+  record decode sentences "$total"
+  [ "$total" -gt 0 ] && [ $((same * 100)) -ge $((total * 99)) ]
+}
+
+stage_bench_train() {
+  local rc=0 mp hp
+  for spec in "bf16:" "none:" "bf16:batch_size=32768"; do
+    mp=${spec%%:*}; hp=${spec#*:}
+    local name="base_${mp}${hp:+_32k}"
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")" \
+      DEVICE=cuda MIXED_PRECISION=$mp HPARAMS=$hp SETS=base RUNS=1 COMPILE=1 \
+      WORK="$WORK/bench_$name" bash "$ROOT/bench/train/run.sh" > "$WORK/$name.txt" 2>&1 || rc=1
+    cat "$WORK/$name.txt" >> "$LOG"
+    [ -f "$WORK/bench_$name/results.jsonl" ] &&
+      record bench_train "$name" "[$(paste -sd, "$WORK/bench_$name/results.jsonl")]"
+  done
+  return $rc
+}
+
+log "round at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), tree $TREE, stages: ${STAGES[*]}"
+for stage in "${STAGES[@]}"; do
+  if [ -z "${NEEDS[$stage]:-}" ]; then
+    log "unknown stage '$stage' (stages: ${ALL_STAGES[*]})"; exit 2
+  fi
+  left=$((BUDGET - (SECONDS - START)))
+  if [ "$left" -lt "${NEEDS[$stage]}" ]; then
+    log "$stage: not started, ${left}s left of the budget and it needs up to ${NEEDS[$stage]}s"
+    continue
+  fi
+  log "== $stage"
+  t0=$SECONDS
+  if "stage_$stage"; then status=passed; else status=failed; fi
+  record "$stage" status "\"$status\""
+  record "$stage" seconds $((SECONDS - t0))
+  log "$stage: $status in $((SECONDS - t0))s"
+  write_summary
+done
+write_summary
+log "summary: $SUMMARY"
+cat "$SUMMARY"
