@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "t2t/core/error.h"
+#include "t2t/core/logging.h"
 
 namespace t2t {
 namespace {
@@ -230,6 +233,26 @@ double MultiheadAttentionImpl::query_scale() const {
   return 1.0 / std::sqrt(static_cast<double>(key_channels_ / num_heads_));
 }
 
+// Which of LibTorch's fused attention kernels a GPU runs decides much of a
+// step's speed (a padding mask rules out flash attention, for one): said
+// once per kind of call (masked or causal, training or not).
+void MultiheadAttentionImpl::log_attention_backend(const torch::Tensor& q, const torch::Tensor& k,
+                                                   const torch::Tensor& v,
+                                                   const std::optional<torch::Tensor>& mask,
+                                                   double dropout, bool causal) const {
+  static std::mutex mutex;
+  static std::set<std::tuple<bool, bool, bool, at::ScalarType>> said;
+  const auto kind = std::make_tuple(mask.has_value(), causal, dropout > 0, q.scalar_type());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!said.insert(kind).second) return;
+  static const char* const kNames[] = {"math (unfused)", "flash", "memory-efficient", "cuDNN"};
+  const int64_t choice = at::_fused_sdp_choice(q, k, v, mask, dropout, causal, query_scale());
+  spdlog::info("attention on {} ({}{}{}, {}): scaled_dot_product_attention runs its {} kernel",
+               q.device().str(), mask ? "padding mask" : "no mask", causal ? ", causal" : "",
+               dropout > 0 ? ", dropout" : "", c10::toString(q.scalar_type()),
+               choice >= 0 && choice < 4 ? kNames[choice] : "other");
+}
+
 torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch::Tensor& k,
                                              const torch::Tensor& v, const torch::Tensor& mask,
                                              bool causal) {
@@ -251,8 +274,9 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
       scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
     out = torch::matmul(t2t::dropout(torch::softmax(scores, -1), dropout_, true), v);
   } else {
-    out = torch::scaled_dot_product_attention(q, k, v, attn_mask, is_training() ? dropout_ : 0.0,
-                                              causal, query_scale());
+    const double dropout = is_training() ? dropout_ : 0.0;
+    if (q.is_cuda()) log_attention_backend(q, k, v, attn_mask, dropout, causal);
+    out = torch::scaled_dot_product_attention(q, k, v, attn_mask, dropout, causal, query_scale());
   }
   // [batch, heads, length, depth] -> [batch, length, heads * depth]; the CPU
   // flash kernel already lays its output out that way, so this is a view.

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -122,6 +123,9 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   double query_scale() const;
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                        const torch::Tensor& mask, bool causal);
+  void log_attention_backend(const torch::Tensor& q, const torch::Tensor& k,
+                             const torch::Tensor& v, const std::optional<torch::Tensor>& mask,
+                             double dropout, bool causal) const;
 
   int64_t num_heads_;
   int64_t key_channels_;
