@@ -71,6 +71,7 @@ struct Options {
   int64_t warmup_batches = 1;
   int64_t passes = 1;
   int parallel_batches = 0;
+  torch::Device device = torch::kCPU;
   std::string write_ids;
   std::string profile;
 };
@@ -226,13 +227,16 @@ void run(Workload& w, const Options& opt, int threads) {
   search.extra_length = opt.extra_length;
   const auto batches = t2t::decode_batches(w.sources, opt.batch_size);
   std::vector<torch::Tensor> inputs;
-  for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b));
+  for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b).to(opt.device));
+  w.model->to(opt.device);
   w.model->eval();
 
   // As t2t::Decoder::translate runs them: on the CPU several batches side
-  // by side (parallel_batches.h), each filling its own sentences' results.
-  const int workers = t2t::parallel_batches(opt.parallel_batches, threads,
-                                            static_cast<int64_t>(batches.size()));
+  // by side (parallel_batches.h), each filling its own sentences' results;
+  // on a GPU one at a time.
+  const int workers = opt.device.is_cpu() ? t2t::parallel_batches(opt.parallel_batches, threads,
+                                                                  static_cast<int64_t>(batches.size()))
+                                          : 1;
   std::vector<t2t::Hypothesis> results(w.sources.size());
   std::vector<t2t::SearchStats> batch_stats(batches.size());
   const auto run_pass = [&](bool count) {
@@ -288,6 +292,7 @@ void run(Workload& w, const Options& opt, int threads) {
   o << "{\"side\": \"t2t\", \"model\": " << json_string(w.name) << ", \"beam_size\": "
     << opt.beam_size << ", \"batch_size\": " << opt.batch_size << ", \"alpha\": " << opt.alpha
     << ", \"extra_length\": " << opt.extra_length << ", \"threads\": " << threads
+    << ", \"device\": " << json_string(opt.device.str())
     << ", \"parallel_batches\": " << workers
     << ", \"sentences\": " << w.sources.size() << ", \"input_tokens\": " << input_tokens
     << ", \"output_tokens\": " << output_tokens << ", \"finished\": " << finished
@@ -356,11 +361,14 @@ int main(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value(""))  //
       ("quantize", "none, or int8 as t2t-decoder's flag (CPU).",
        cxxopts::value<std::string>()->default_value("none"))  //
+      ("device", "cpu, cuda, cuda:N or auto, as t2t-decoder's flag.",
+       cxxopts::value<std::string>()->default_value("cpu"))  //
       ("h,help", "Print this help.");
   return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
     const std::string quantize = flags["quantize"].as<std::string>();
-    t2t::check_quantize_mode(quantize, torch::kCPU);
+    const torch::Device device(t2t::resolve_device(flags["device"].as<std::string>()));
+    t2t::check_quantize_mode(quantize, device);
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
@@ -397,6 +405,7 @@ int main(int argc, char** argv) {
     opt.warmup_batches = flags["warmup_batches"].as<int64_t>();
     opt.passes = flags["passes"].as<int64_t>();
     opt.parallel_batches = flags["parallel_batches"].as<int>();
+    opt.device = device;
     opt.write_ids = flags["write_ids"].as<std::string>();
     opt.profile = flags["profile"].as<std::string>();
     if (opt.batch_size < 1 || opt.passes < 1)

@@ -64,6 +64,10 @@ def reexec_tuned(allocator):
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
+# Where the model and every tensor of the search live (--device).
+DEVICE = "cpu"
+
+
 # --- the model -----------------------------------------------------------------
 
 class Model:
@@ -86,7 +90,7 @@ class Model:
         flat = torch.from_file(os.path.join(export_dir, "weights.bin"), size=count,
                                dtype=torch.float32)
         w = {t["name"]: flat[t["offset"]:t["offset"] + math.prod(t["shape"])].view(t["shape"])
-             for t in meta["tensors"]}
+             .to(DEVICE) for t in meta["tensors"]}
         self.name = meta["name"]
         self.params = count
         self.d = hp["hidden_size"]
@@ -134,8 +138,8 @@ class Model:
         import torch
         n = self.d // 2
         increment = math.log(1.0e4) / max(n - 1, 1)
-        position = torch.arange(0, length, dtype=torch.float32).unsqueeze(1)
-        inv = torch.exp(torch.arange(n, dtype=torch.float32) * -increment)
+        position = torch.arange(0, length, dtype=torch.float32, device=DEVICE).unsqueeze(1)
+        inv = torch.exp(torch.arange(n, dtype=torch.float32, device=DEVICE) * -increment)
         scaled = position * inv.unsqueeze(0)
         signal = torch.cat([scaled.sin(), scaled.cos()], 1)
         if self.d % 2:
@@ -249,7 +253,7 @@ def greedy(model, inputs, extra_length):
     sentence = list(range(inputs.shape[0]))
     out = [[] for _ in sentence]
     finished = [False] * len(sentence)
-    last = torch.zeros(inputs.shape[0], dtype=torch.long)
+    last = torch.zeros(inputs.shape[0], dtype=torch.long, device=DEVICE)
     step = 0
     while True:
         best = model.step(state, last).argmax(-1)
@@ -265,7 +269,7 @@ def greedy(model, inputs, extra_length):
         if not open_rows:
             return list(zip(out, finished))
         if len(open_rows) < len(sentence):
-            index = torch.tensor(open_rows)
+            index = torch.tensor(open_rows, device=DEVICE)
             state.keep(index)
             best = best.index_select(0, index)
             sentence = [sentence[r] for r in open_rows]
@@ -283,21 +287,23 @@ def beam(model, inputs, K, alpha, extra_length):
     B = inputs.shape[0]
     limit = decode_lengths(inputs, extra_length)
     state = model.encode(inputs)
-    state.keep(torch.arange(B).repeat_interleave(K))
-    alive_seq = torch.empty(B, K, 0, dtype=torch.long)
-    alive_lp = torch.full((B, K), -math.inf)
+    state.keep(torch.arange(B, device=DEVICE).repeat_interleave(K))
+    alive_seq = torch.empty(B, K, 0, dtype=torch.long, device=DEVICE)
+    alive_lp = torch.full((B, K), -math.inf, device=DEVICE)
     alive_lp[:, 0] = 0.0
-    fin_seq = torch.empty(B, K, 0, dtype=torch.long)
-    fin_scores = torch.full((B, K), -INF)
-    fin_flags = torch.zeros(B, K, dtype=torch.bool)
-    max_penalty = torch.tensor([((5.0 + n) / 6.0) ** alpha for n in limit], dtype=torch.float32)
+    fin_seq = torch.empty(B, K, 0, dtype=torch.long, device=DEVICE)
+    fin_scores = torch.full((B, K), -INF, device=DEVICE)
+    fin_flags = torch.zeros(B, K, dtype=torch.bool, device=DEVICE)
+    max_penalty = torch.tensor([((5.0 + n) / 6.0) ** alpha for n in limit], dtype=torch.float32,
+                               device=DEVICE)
     sentence = list(range(B))
     results = [None] * B
-    k_range = torch.arange(K)
+    k_range = torch.arange(K, device=DEVICE)
     i = 0
     while True:
         rows = alive_seq.shape[0]
-        last = torch.zeros(rows * K, dtype=torch.long) if i == 0 else alive_seq[:, :, i - 1].reshape(-1)
+        last = (torch.zeros(rows * K, dtype=torch.long, device=DEVICE) if i == 0
+                else alive_seq[:, :, i - 1].reshape(-1))
         logits = model.step(state, last)
         V = logits.shape[1]
         log_probs = (torch.log_softmax(logits.float(), -1).view(rows, K, V)
@@ -315,10 +321,11 @@ def beam(model, inputs, K, alpha, extra_length):
         alive_seq = top_seq.gather(1, alive_pick.unsqueeze(2).expand(rows, K, i + 1))
         alive_lp = top_lp.gather(1, alive_pick).masked_fill(top_finished.gather(1, alive_pick),
                                                             -math.inf)
-        source = top_beam.gather(1, alive_pick) + (torch.arange(rows) * K).unsqueeze(1)
+        source = top_beam.gather(1, alive_pick) + (torch.arange(rows, device=DEVICE) * K).unsqueeze(1)
         state.reorder_cache(source.view(-1))
 
-        all_seq = torch.cat([torch.cat([fin_seq, torch.zeros(rows, K, 1, dtype=torch.long)], 2),
+        pad = torch.zeros(rows, K, 1, dtype=torch.long, device=DEVICE)
+        all_seq = torch.cat([torch.cat([fin_seq, pad], 2),
                              top_seq], 1)
         all_scores = torch.cat([fin_scores, top_scores - (1.0 - top_finished_f) * INF], 1)
         all_flags = torch.cat([fin_flags, top_finished], 1)
@@ -347,7 +354,7 @@ def beam(model, inputs, K, alpha, extra_length):
         if not open_rows:
             return results
         if len(open_rows) < rows:
-            keep = torch.tensor(open_rows)
+            keep = torch.tensor(open_rows, device=DEVICE)
             alive_seq, alive_lp = alive_seq[keep], alive_lp[keep]
             fin_seq, fin_scores, fin_flags = fin_seq[keep], fin_scores[keep], fin_flags[keep]
             max_penalty = max_penalty[keep]
@@ -396,6 +403,7 @@ def main():
     ap.add_argument("--passes", type=int, default=1,
                     help="timed passes over all sources; the figures are per pass")
     ap.add_argument("--threads", type=int, default=0, help="0: all cores")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--write_ids", default="", help="best ids, one sentence a line, source order")
     ap.add_argument("--profile", default="", help="write a chrome trace of the timed decoding")
     ap.add_argument("--allocator", default="auto",
@@ -407,13 +415,15 @@ def main():
         reexec_tuned(args.allocator)
 
     import torch
+    global DEVICE
+    DEVICE = args.device
     threads = args.threads if args.threads > 0 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     model = Model(args.export_dir)
     with open(os.path.join(args.export_dir, "sources.json")) as f:
         sources = json.load(f)
     batches = batches_of(sources, args.batch_size)
-    inputs = [padded(sources, b) for b in batches]
+    inputs = [padded(sources, b).to(DEVICE) for b in batches]
 
     def search(x):
         if args.beam_size == 1:
@@ -450,7 +460,7 @@ def main():
     print(json.dumps(dict(
         side="pytorch", model=model.name, beam_size=args.beam_size, batch_size=args.batch_size,
         alpha=args.alpha, extra_length=args.extra_length, threads=threads,
-        sentences=len(sources), input_tokens=sum(map(len, sources)),
+        device=args.device, sentences=len(sources), input_tokens=sum(map(len, sources)),
         output_tokens=output_tokens, finished=sum(f for _, f in results), passes=args.passes,
         warmup_s=warmup_s,
         seconds=seconds, cpu_seconds=cpu, sentences_per_s=len(sources) / seconds,

@@ -21,7 +21,9 @@
 # translate_enzh_sample to use instead of training one; DATA_DIR its data),
 # TRAIN_STEPS (1000), UNTRAINED (e.g. transformer_small: also decode with an
 # untrained model of that set, synthetic inputs, every sentence running to
-# its decode length; EXTRA_LENGTH for it, 30).
+# its decode length; EXTRA_LENGTH for it, 30), DEVICE (cpu; cuda or cuda:N
+# decodes on a GPU on both sides, one batch at a time, and leaves out the
+# preloaded-allocator row).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_decode}
@@ -31,8 +33,10 @@ CONFIGS=${CONFIGS:-1x1 1x32 4x1 4x32}
 BENCH="$BUILD/t2t-bench-decode"
 bench_require "$BENCH" "$BUILD/t2t-datagen" "$BUILD/t2t-trainer"
 
+DEVICE=${DEVICE:-cpu}
 PRELOAD_ROW=$ALLOCATOR
-ldd "$BENCH" | grep -q tcmalloc && PRELOAD_ROW=""
+ldd "$BENCH" 2>/dev/null | grep -q tcmalloc && PRELOAD_ROW=""
+case $DEVICE in cuda*) PRELOAD_ROW="" ;; esac
 
 mkdir -p "$WORK/ids"
 PROBLEM=translate_enzh_sample
@@ -70,7 +74,7 @@ for run in $(seq "$RUNS"); do
       beam=${config%x*} batch=${config#*x}
       passes=${PASSES:-$([ "$batch" -ge 8 ] && echo 5 || echo 1)}
       common=(--beam_size="$beam" --batch_size="$batch" --extra_length="$extra" --threads="$THREADS"
-              --passes="$passes")
+              --passes="$passes" --device="$DEVICE")
       ids() {
         local model
         model=$(tail -n 1 "$RESULTS" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["model"])')
