@@ -208,10 +208,14 @@ torch::Tensor Transformer::add_timing(const torch::Tensor& x, int64_t start) {
       // Batches may be decoded on several threads at once.
       std::lock_guard<std::mutex> lock(timing_mutex_);
       if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
-          timing_signal_.device() != x.device()) {
+          timing_signal_.device() != x.device() ||
+          timing_signal_.scalar_type() != x.scalar_type()) {
         const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
         const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
-        timing_signal_ = timing_signal_1d(positions, config_.hidden_size).to(x.device());
+        // In the activations' type: a bf16 model (--quantize=bf16) adds it
+        // in bf16 rather than turn its activations into float32.
+        timing_signal_ =
+            timing_signal_1d(positions, config_.hidden_size).to(x.device(), x.scalar_type());
       }
       signal = timing_signal_;
     }
@@ -380,7 +384,7 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   }
   x = decoder_final_(torch::Tensor(), x);
   ++state.length;
-  return logits(x.squeeze(1));
+  return logits(x.squeeze(1)).to(torch::kFloat);
 }
 
 T2T_REGISTER_MODEL(Transformer);

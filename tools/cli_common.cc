@@ -157,9 +157,10 @@ void add_decoding_flags(cxxopts::Options& options) {
        "threads: small decoding steps use one core well but gain little from more, so this "
        "raises throughput. 0: one batch per thread; 1: one batch at a time.",
        value<int>()->default_value("0"))
-      ("quantize", "none, or int8: on the CPU, the model's dense layers and softmax run with "
+      ("quantize", "none; int8: on the CPU, the model's dense layers and softmax run with "
        "int8 weights (quantized at load time from the float checkpoint, per output row) and "
-       "activations quantized per call. Faster, at a small cost in quality.",
+       "activations quantized per call; bf16: every weight and activation in bfloat16 (CPU "
+       "or GPU; scores in float32). Faster, at a small cost in quality.",
        value<std::string>()->default_value("none"));
 }
 
@@ -182,8 +183,9 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
   if (dtype != "float32")
     throw UsageError("hparam activation_dtype=" + dtype + " (from " +
                      hp.override_source("activation_dtype") + ") applies to training (autocast, "
-                     "as t2t-trainer --mixed_precision); decoding computes in float32. Leave it "
-                     "out (on the CPU, --quantize=int8 is the faster decoding)");
+                     "as t2t-trainer --mixed_precision); decoding computes in float32 unless "
+                     "--quantize says otherwise. Leave it out and give --quantize=bf16 (or, on "
+                     "the CPU, int8) for a faster decoding");
 }
 
 }  // namespace

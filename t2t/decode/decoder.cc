@@ -295,9 +295,9 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
 }
 
 void check_quantize_mode(const std::string& mode, const torch::Device& device) {
-  if (mode == "none") return;
+  if (mode == "none" || mode == "bf16") return;
   if (mode != "int8")
-    throw Error("--quantize=" + mode + " is not one of none, int8");
+    throw Error("--quantize=" + mode + " is not one of none, int8, bf16");
   if (!device.is_cpu())
     throw Error("--quantize=int8 runs on the CPU only (LibTorch's int8 kernels are CPU "
                 "kernels): use --device=cpu, or leave --quantize out on " + device.str());
@@ -306,6 +306,14 @@ void check_quantize_mode(const std::string& mode, const torch::Device& device) {
 void quantize_for_decoding(T2TModel& model, const std::string& mode) {
   if (mode == "none") return;
   const Stopwatch clock;
+  if (mode == "bf16") {
+    // Parameters and buffers in bfloat16, so every product and the
+    // attention run in it; the model hands its logits back in float32 for
+    // the search's scores (T2TModel::decode_step).
+    model.to(torch::kBFloat16);
+    spdlog::info("converted the model's weights to bf16 in {:.1f} s", clock.seconds());
+    return;
+  }
   try {
     model.quantize_int8();
     model.release_float_weights();  // a decoder never reads them again

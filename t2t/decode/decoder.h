@@ -136,7 +136,7 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
                               const std::string& output_dir, const std::string& checkpoint_path,
                               const torch::Device& device);
 
-// --quantize: "none", or "int8" (CPU only). Throws t2t::Error naming the
+// --quantize: "none", "int8" (CPU only) or "bf16". Throws t2t::Error naming the
 // flag for another value or for int8 on another device; call it before
 // loading anything.
 void check_quantize_mode(const std::string& mode, const torch::Device& device);

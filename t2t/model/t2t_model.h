@@ -73,6 +73,8 @@ class T2TModel : public torch::nn::Module {
   // last_ids [batch_in_state] (0 before the first step) -> logits
   // [batch_in_state, target_vocab] for position state.length, which it then
   // advances by one.
+  // (The logits come back in float32 whatever the model computes in: the
+  // search's scores add up log-probabilities over many steps.)
   virtual torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) = 0;
 
   // Keeps rows `index` [new_batch] (int64) of every batch-major tensor of the
