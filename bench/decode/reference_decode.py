@@ -64,8 +64,10 @@ def reexec_tuned(allocator):
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
-# Where the model and every tensor of the search live (--device).
+# Where the model and every tensor of the search live (--device), and the
+# type its weights and activations are in (--dtype).
 DEVICE = "cpu"
+DTYPE = "float32"
 
 
 # --- the model -----------------------------------------------------------------
@@ -90,7 +92,7 @@ class Model:
         flat = torch.from_file(os.path.join(export_dir, "weights.bin"), size=count,
                                dtype=torch.float32)
         w = {t["name"]: flat[t["offset"]:t["offset"] + math.prod(t["shape"])].view(t["shape"])
-             .to(DEVICE) for t in meta["tensors"]}
+             .to(DEVICE, getattr(torch, DTYPE)) for t in meta["tensors"]}
         self.name = meta["name"]
         self.params = count
         self.d = hp["hidden_size"]
@@ -144,7 +146,7 @@ class Model:
         signal = torch.cat([scaled.sin(), scaled.cos()], 1)
         if self.d % 2:
             signal = torch.nn.functional.pad(signal, (0, 1))
-        return signal
+        return signal.to(getattr(torch, DTYPE))
 
     def add_timing(self, x, start):
         end = start + x.shape[1]
@@ -215,7 +217,8 @@ class Model:
             x = self.attend(self.split_heads(q), mk, mv, layer["memory_out"], state.mask) + x
             x = self.feed_forward(self.layer_norm(x, layer["ffn_norm"]), layer["ffn"]) + x
         state.length += 1
-        return F.linear(self.layer_norm(x[:, 0], self.decoder_norm), self.softmax)
+        # Scores in float32, whatever the model computes in.
+        return F.linear(self.layer_norm(x[:, 0], self.decoder_norm), self.softmax).float()
 
 
 class State:
@@ -404,6 +407,8 @@ def main():
                     help="timed passes over all sources; the figures are per pass")
     ap.add_argument("--threads", type=int, default=0, help="0: all cores")
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                    help="the weights' and activations' type (as t2t-bench-decode --quantize=bf16)")
     ap.add_argument("--write_ids", default="", help="best ids, one sentence a line, source order")
     ap.add_argument("--profile", default="", help="write a chrome trace of the timed decoding")
     ap.add_argument("--allocator", default="auto",
@@ -415,8 +420,8 @@ def main():
         reexec_tuned(args.allocator)
 
     import torch
-    global DEVICE
-    DEVICE = args.device
+    global DEVICE, DTYPE
+    DEVICE, DTYPE = args.device, args.dtype
     threads = args.threads if args.threads > 0 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     model = Model(args.export_dir)
@@ -458,9 +463,9 @@ def main():
             for ids, _ in results:
                 f.write(" ".join(map(str, ids)) + "\n")
     print(json.dumps(dict(
-        side="pytorch", model=model.name, beam_size=args.beam_size, batch_size=args.batch_size,
+        side="pytorch", model=model.name + ("-bf16" if args.dtype == "bfloat16" else ""), beam_size=args.beam_size, batch_size=args.batch_size,
         alpha=args.alpha, extra_length=args.extra_length, threads=threads,
-        device=args.device, sentences=len(sources), input_tokens=sum(map(len, sources)),
+        device=args.device, dtype=args.dtype, sentences=len(sources), input_tokens=sum(map(len, sources)),
         output_tokens=output_tokens, finished=sum(f for _, f in results), passes=args.passes,
         warmup_s=warmup_s,
         seconds=seconds, cpu_seconds=cpu, sentences_per_s=len(sources) / seconds,

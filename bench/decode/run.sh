@@ -23,7 +23,8 @@
 # untrained model of that set, synthetic inputs, every sentence running to
 # its decode length; EXTRA_LENGTH for it, 30), DEVICE (cpu; cuda or cuda:N
 # decodes on a GPU on both sides, one batch at a time, and leaves out the
-# preloaded-allocator row).
+# preloaded-allocator row), QUANTIZE (none; bf16: ours --quantize=bf16, the
+# reference --dtype=bfloat16; int8: ours only).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_decode}
@@ -75,6 +76,9 @@ for run in $(seq "$RUNS"); do
       passes=${PASSES:-$([ "$batch" -ge 8 ] && echo 5 || echo 1)}
       common=(--beam_size="$beam" --batch_size="$batch" --extra_length="$extra" --threads="$THREADS"
               --passes="$passes" --device="$DEVICE")
+      ours_flags=(--quantize="${QUANTIZE:-none}")
+      ref_flags=()
+      [ "${QUANTIZE:-none}" = bf16 ] && ref_flags=(--dtype=bfloat16)
       ids() {
         local model
         model=$(tail -n 1 "$RESULTS" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["model"])')
@@ -82,14 +86,14 @@ for run in $(seq "$RUNS"); do
         rm -f "$WORK/ids/last"
       }
       # shellcheck disable=SC2086
-      "$BENCH" $model_args "${common[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
+      "$BENCH" $model_args "${common[@]}" "${ours_flags[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
       ids t2t
       if [ -n "$PRELOAD_ROW" ]; then
         # shellcheck disable=SC2086
-        LD_PRELOAD=$PRELOAD_ROW "$BENCH" $model_args "${common[@]}" >> "$RESULTS"
+        LD_PRELOAD=$PRELOAD_ROW "$BENCH" $model_args "${common[@]}" "${ours_flags[@]}" >> "$RESULTS"
       fi
       "$PYTHON" "$ROOT/bench/decode/reference_decode.py" --export_dir="$WORK/export-$name" \
-        "${common[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
+        "${common[@]}" "${ref_flags[@]}" --write_ids="$WORK/ids/last" >> "$RESULTS"
       ids pytorch
       echo "run $run/$RUNS $name beam $beam batch $batch: $(tail -n "$((2 + (${#PRELOAD_ROW} > 0 ? 1 : 0)))" "$RESULTS" \
         | "$PYTHON" -c 'import json,sys; print(", ".join("%s%s %.1f sentences/s" % (r["side"], "+" + r["preload"] if r["side"] == "t2t" and r["preload"] else "", r["sentences_per_s"]) for r in map(json.loads, sys.stdin)))')"

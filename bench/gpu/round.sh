@@ -13,9 +13,10 @@
 #   bench_train  bench/train/run.sh, transformer_base on CUDA against PyTorch
 #                eager and torch.compile: bf16, then float32 (no TF32 on
 #                either side), then bf16 at 32,768 tokens per batch
-#   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, float32: the
-#                sample's tiny model and an untrained transformer_base,
-#                against the PyTorch reference with a key/value cache
+#   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, bf16 then
+#                float32: the sample's tiny model and an untrained
+#                transformer_base, against the PyTorch reference with a
+#                key/value cache in the same type
 #
 # Each stage's outcome goes into the summary as it ends, so a round cut short
 # still reports what it reached; the summary lists the stages not reached,
@@ -49,7 +50,7 @@ STAGES=("$@")
 # What each stage needs at most, in seconds: one that would not fit in what
 # is left of the budget is not started.
 declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [decode]=60 [bench_train]=300
-                  [bench_decode]=120)
+                  [bench_decode]=180)
 
 log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
 # Adds "name": value (JSON) to the summary's stage entry.
@@ -174,13 +175,16 @@ stage_bench_train() {
 }
 
 stage_bench_decode() {
-  T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")" \
-    DEVICE=cuda RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 UNTRAINED=transformer_base \
-    WORK="$WORK/bench_decode" bash "$ROOT/bench/decode/run.sh" > "$WORK/bench_decode.txt" 2>&1
-  local rc=$?
-  cat "$WORK/bench_decode.txt" >> "$LOG"
-  [ -f "$WORK/bench_decode/results.jsonl" ] &&
-    record bench_decode results "[$(paste -sd, "$WORK/bench_decode/results.jsonl")]"
+  local rc=0 q
+  for q in bf16 none; do
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")" \
+      DEVICE=cuda QUANTIZE=$q RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 \
+      UNTRAINED=transformer_base WORK="$WORK/bench_decode" \
+      bash "$ROOT/bench/decode/run.sh" > "$WORK/bench_decode_$q.txt" 2>&1 || rc=1
+    cat "$WORK/bench_decode_$q.txt" >> "$LOG"
+    [ -f "$WORK/bench_decode/results.jsonl" ] &&
+      record bench_decode "$q" "[$(paste -sd, "$WORK/bench_decode/results.jsonl")]"
+  done
   return $rc
 }
 
