@@ -35,15 +35,21 @@ else()
 endif()
 message(STATUS "t2t: installed launchers require LibTorch ${T2T_TORCH_VERSION}")
 
+# Only the runtime component installs without being asked for by name.
+function(t2t_install_exclude component out)
+  if(component STREQUAL "runtime")
+    set(${out} "" PARENT_SCOPE)
+  else()
+    set(${out} EXCLUDE_FROM_ALL PARENT_SCOPE)
+  endif()
+endfunction()
+
 # t2t_install_binaries(COMPONENT <c> LAUNCHER_DIR <dir> TARGETS <t>... [ENV <line>])
 # Installs the executables into libexec/t2t and a launcher for each into
 # LAUNCHER_DIR; ENV is a shell line the launcher runs before exec.
 function(t2t_install_binaries)
   cmake_parse_arguments(ARG "" "COMPONENT;LAUNCHER_DIR;ENV" "TARGETS" ${ARGN})
-  set(_exclude "")
-  if(NOT ARG_COMPONENT STREQUAL "runtime")
-    set(_exclude EXCLUDE_FROM_ALL)
-  endif()
+  t2t_install_exclude(${ARG_COMPONENT} _exclude)
   foreach(_target IN LISTS ARG_TARGETS)
     set_target_properties(${_target} PROPERTIES INSTALL_RPATH "$ORIGIN/../../lib")
     install(TARGETS ${_target} RUNTIME DESTINATION libexec/t2t COMPONENT ${ARG_COMPONENT} ${_exclude})
@@ -60,10 +66,7 @@ endfunction()
 # Copies the libraries those installed files need (T2TInstallRuntime.cmake).
 function(t2t_install_runtime)
   cmake_parse_arguments(ARG "" "COMPONENT" "FILES" ${ARGN})
-  set(_exclude "")
-  if(NOT ARG_COMPONENT STREQUAL "runtime")
-    set(_exclude EXCLUDE_FROM_ALL)
-  endif()
+  t2t_install_exclude(${ARG_COMPONENT} _exclude)
   install(CODE "
     set(T2T_INSTALL_FILES \"${ARG_FILES}\")
     set(T2T_PATCHELF \"${T2T_PATCHELF}\")
