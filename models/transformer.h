@@ -39,6 +39,8 @@ class Transformer : public T2TModel {
   // Every dense layer of both stacks and the softmax projection; the
   // embeddings stay float (a lookup, not a product).
   void quantize_int8() override;
+  // T2T's names: models/transformer_tf_names.h.
+  void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id) override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
   void release_float_weights() override;
 

@@ -190,6 +190,10 @@ bool is_tf_training_variable(const std::string& name) {
          ends_with(name, "/Adam") || ends_with(name, "/Adam_1");
 }
 
+void Transformer::load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id) {
+  load_transformer_from_tf(*this, reader, target_space_id);
+}
+
 void load_transformer_from_tf(Transformer& model, const TFCheckpointReader& reader,
                               int64_t target_space_id) {
   const auto has = [&](const std::string& n) { return reader.has(n); };

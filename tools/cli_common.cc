@@ -15,6 +15,7 @@
 #include "t2t/core/runtime.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
+#include "t2t/io/t2t_hparams_json.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t::cli {
@@ -193,7 +194,33 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir) {
   const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
   HParams hp;
-  if (!std::filesystem::exists(saved)) {
+  const std::string t2t_json = t2t_hparams_json_path(output_dir);
+  if (!std::filesystem::exists(saved) && std::filesystem::exists(t2t_json)) {
+    // A Tensor2Tensor run: its hparams.json over the set it was trained
+    // with, then this command's --hparams_file and --hparams.
+    const std::string set_name = required(
+        flags, "hparams_set", "--hparams_set=transformer_base (the set " + t2t_json + " was made from)");
+    hp = resolve_hparams(set_name, "", "");
+    const T2THparamsJson applied = apply_t2t_hparams_json(hp, t2t_json);
+    if (!applied.changed.empty())
+      spdlog::info("{} differs from --hparams_set={} in {} value(s), taken from the file: {}",
+                   t2t_json, set_name, applied.changed.size(), join(applied.changed, "; "));
+    if (!applied.unusable.empty())
+      spdlog::warn("{}: kept --hparams_set={}'s value of {}", t2t_json, set_name,
+                   join(applied.unusable, "; "));
+    spdlog::debug("{}: {} key(s) t2t has no hparam for: {}", t2t_json, applied.unknown.size(),
+                  join(applied.unknown, ", "));
+    // How T2T trained (bfloat16 activations, say) is no request of this
+    // command: decoding runs as --quantize says.
+    if (hp.has("activation_dtype") && hp.get_string("activation_dtype") != "float32") {
+      spdlog::info("{}: trained with activation_dtype={}; decoding computes as --quantize says",
+                   t2t_json, hp.get_string("activation_dtype"));
+      hp.set("activation_dtype", "float32");
+    }
+    if (!flags["hparams_file"].as<std::string>().empty())
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
+  } else if (!std::filesystem::exists(saved)) {
     const std::string set_name =
         required(flags, "hparams_set", "--hparams_set=transformer_base (no " + saved + " found)");
     hp = resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),

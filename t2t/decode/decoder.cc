@@ -14,6 +14,7 @@
 #include "t2t/decode/decode_batches.h"
 #include "t2t/decode/parallel_batches.h"
 #include "t2t/decode/score.h"
+#include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
@@ -263,25 +264,49 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
                               const std::string& output_dir, const std::string& checkpoint_path,
                               const torch::Device& device) {
   LoadedModel loaded;
+  // A t2t checkpoint (model.ckpt-N.pt), else one Tensor2Tensor wrote
+  // (model.ckpt-N.index and its data shards).
+  std::string tf_checkpoint;
   if (!checkpoint_path.empty()) {
-    if (!fs::exists(checkpoint_path))
+    const bool tf_prefix = is_tf_checkpoint(checkpoint_path);
+    if (!fs::exists(checkpoint_path) && !tf_prefix)
       throw Error("--checkpoint_path=" + checkpoint_path + " does not exist; give a model.ckpt-N.pt "
-                  "file or a run directory");
-    loaded.checkpoint = fs::is_directory(checkpoint_path) ? latest_checkpoint(checkpoint_path)
-                                                          : checkpoint_path;
-    if (loaded.checkpoint.empty())
-      throw Error("--checkpoint_path=" + checkpoint_path + " holds no checkpoint (model.ckpt-N.pt)");
+                  "file, T2T's model.ckpt-N (without .index), or a run directory");
+    if (tf_prefix) {
+      tf_checkpoint = checkpoint_path;
+    } else if (fs::is_directory(checkpoint_path)) {
+      loaded.checkpoint = latest_checkpoint(checkpoint_path);
+      if (loaded.checkpoint.empty()) tf_checkpoint = find_tf_checkpoint(checkpoint_path);
+    } else {
+      loaded.checkpoint = checkpoint_path;
+    }
+    if (loaded.checkpoint.empty() && tf_checkpoint.empty())
+      throw Error("--checkpoint_path=" + checkpoint_path + " holds no checkpoint (model.ckpt-N.pt, "
+                  "or T2T's model.ckpt-N.index)");
   } else {
     loaded.checkpoint = latest_checkpoint(output_dir);
-    if (loaded.checkpoint.empty())
-      throw Error("--output_dir=" + output_dir + " holds no checkpoint (model.ckpt-N.pt): train "
-                  "there first with t2t-trainer, or name one with --checkpoint_path");
+    if (loaded.checkpoint.empty()) tf_checkpoint = find_tf_checkpoint(output_dir);
+    if (loaded.checkpoint.empty() && tf_checkpoint.empty())
+      throw Error("--output_dir=" + output_dir + " holds no checkpoint (model.ckpt-N.pt, or T2T's "
+                  "model.ckpt-N.index): train there first with t2t-trainer, or name one with "
+                  "--checkpoint_path");
   }
 
   loaded.encoders = problem.feature_encoders(data_dir);
   FeatureInfo info{loaded.encoders.inputs->vocab_size(), loaded.encoders.targets->vocab_size(),
                    loaded.encoders.shared};
   loaded.model = model_registry().get(model_name)(hparams, info);
+  if (!tf_checkpoint.empty()) {
+    loaded.checkpoint = tf_checkpoint;
+    const TFCheckpointReader reader(tf_checkpoint);
+    // T2T's translation problems all use target space 0 (GENERIC).
+    loaded.model->load_tensorflow(reader, 0);
+    loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
+    spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
+    loaded.model->to(device);
+    loaded.model->eval();
+    return loaded;
+  }
   try {
     loaded.step = load_checkpoint(loaded.checkpoint, *loaded.model, nullptr, false).step;
   } catch (const Error& e) {

@@ -17,6 +17,11 @@ void T2TModel::quantize_int8() {
   throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
 }
 
+void T2TModel::load_tensorflow(const TFCheckpointReader&, int64_t) {
+  throw Error("model '" + name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; only "
+              "the transformer knows T2T's variable names");
+}
+
 void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {
   torch::NoGradGuard no_grad;
   const auto idx = index.to(state.encoder_output.device(), torch::kLong);

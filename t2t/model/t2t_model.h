@@ -49,6 +49,8 @@ struct DecoderState {
   int64_t batch_size() const { return encoder_output.size(0); }
 };
 
+class TFCheckpointReader;
+
 class T2TModel : public torch::nn::Module {
  public:
   ~T2TModel() override = default;
@@ -91,6 +93,13 @@ class T2TModel : public torch::nn::Module {
   // more, for a model that will only decode (it can then be neither trained,
   // saved nor switched back). The default frees nothing.
   virtual void release_float_weights() {}
+
+  // Sets every parameter from a checkpoint Tensor2Tensor wrote (TensorFlow's
+  // tensor bundle, under T2T's variable names). target_space_id: the
+  // problem's row of T2T's target_space_embedding (0, GENERIC, for T2T's
+  // translation problems). The default throws t2t::Error naming the model;
+  // a model opts in by knowing T2T's names for its parameters.
+  virtual void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id);
 };
 
 // Flat indices [labelled_positions] (int64) of the non-pad entries of

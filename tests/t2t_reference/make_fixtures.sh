@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Makes tests/fixtures/t2t_run/ with real Tensor2Tensor 1.15.7: T2T's own
 # datagen on t2t's bundled sample (problem translate_enzh_fixture, usr/),
-# 20 steps of T2T's own trainer on a small transformer_tiny, and
-# t2t_expected.py's record of what T2T computes from that checkpoint. The
-# equivalence tests (tests/test_t2t_equivalence.cc) read the result; they
-# need no TensorFlow.
+# 20 steps of T2T's own trainer on a small transformer_tiny,
+# t2t_expected.py's record of what T2T computes from that checkpoint, and
+# T2T's own greedy decodes of 12 sentences. The equivalence and import tests
+# (tests/test_t2t_equivalence.cc, tests/test_t2t_import.cc) read the result;
+# they need no TensorFlow. (decodes/ of the committed fixture were made by
+# that same decoder command on the committed checkpoint.)
 #
 #   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once
 #   T2T_REAL=/tmp/t2t-real tests/t2t_reference/make_fixtures.sh
@@ -38,11 +40,21 @@ mkdir -p "$WORK/expected"
   --data_dir="$WORK/data" --output_dir="$WORK/train" --hparams_set=transformer_tiny \
   --hparams="$HPARAMS" --out="$WORK/expected/expected"
 
+# T2T's own greedy decodes of a few dev sentences (20 steps do not make a
+# translator: they show where t2t's decoding of the same checkpoint agrees).
+head -n 12 "$ROOT/data/sample/dev.en" > "$WORK/in.en"
+"$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
+  --data_dir="$WORK/data" --model=transformer --hparams_set=transformer_tiny \
+  --output_dir="$WORK/train" --decode_hparams="beam_size=1" \
+  --decode_from_file="$WORK/in.en" --decode_to_file="$WORK/greedy.zh" \
+  --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
+
 rm -rf "$OUT"
-mkdir -p "$OUT/train" "$OUT/data" "$OUT/expected"
+mkdir -p "$OUT/train" "$OUT/data" "$OUT/expected" "$OUT/decodes"
 # The output directory as T2T wrote it, less its graph, events and .meta
 # (large, and read by nothing here).
 cp "$WORK"/train/{checkpoint,hparams.json,flags.txt,flags_t2t.txt} "$WORK"/train/model.ckpt-20.{index,data-*} "$OUT/train/"
 cp "$WORK"/data/vocab.* "$WORK"/data/$PROBLEM-* "$OUT/data/"
 cp "$WORK"/expected/expected.* "$OUT/expected/"
+cp "$WORK"/in.en "$WORK"/greedy.zh "$OUT/decodes/"
 du -sh "$OUT"
