@@ -40,8 +40,8 @@ TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
           "[t2t_import][decoder][e2e]") {
   TempDir dir("t2t_import");
   const std::string flags = fixture_problem(dir) +
-                            " --hparams_set=transformer_tiny --decode_hparams=beam_size=1"
-                            " --decode_from_file=" + kFixture + "/decodes/in.en";
+                            " --hparams_set=transformer_tiny --decode_from_file=" + kFixture +
+                            "/decodes/in.en --decode_hparams=beam_size=1";
   auto r = run_command("./t2t-decoder " + flags + " --output_dir=" + kFixture +
                        "/train --decode_to_file=" + (dir / "out.zh"));
   INFO(r.output);
@@ -63,6 +63,14 @@ TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
     const size_t n = std::min(ours[i].size(), t2t[i].size());
     CHECK(ours[i].compare(0, n, t2t[i], 0, n) == 0);
   }
+
+  // With T2T's decode length (the batch's longest input + extra_length; the
+  // 12 sentences are one batch): T2T's outputs exactly.
+  r = run_command("./t2t-decoder " + flags + ",batch_decode_length=true --output_dir=" + kFixture +
+                  "/train --decode_to_file=" + (dir / "t2t_rule.zh"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_lines(dir / "t2t_rule.zh") == t2t);
 
   // The checkpoint named by its prefix, as T2T's --checkpoint_path takes it.
   r = run_command("./t2t-decoder " + flags + " --output_dir=" + kFixture +

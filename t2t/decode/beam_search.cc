@@ -40,7 +40,7 @@ struct ActiveSet {
   }
 };
 
-ActiveSet start(const torch::Tensor& inputs, int64_t extra_length) {
+ActiveSet start(const torch::Tensor& inputs, int64_t extra_length, bool batch_length) {
   TORCH_CHECK(inputs.dim() == 2, "inputs must be [batch, input_len], got ", inputs.sizes());
   const auto lengths = inputs.ne(kPadId).sum(1).to(torch::kCPU, torch::kLong).contiguous();
   ActiveSet set;
@@ -50,7 +50,8 @@ ActiveSet start(const torch::Tensor& inputs, int64_t extra_length) {
     if (n == 0) throw Error("beam_search: input row " + std::to_string(b) + " is empty; give every "
                             "sentence at least its EOS (empty lines are answered without a model)");
     set.sentence.push_back(b);
-    set.decode_length.push_back(std::max<int64_t>(1, n + extra_length));
+    const int64_t length = batch_length ? inputs.size(1) : n;
+    set.decode_length.push_back(std::max<int64_t>(1, length + extra_length));
   }
   set.settled.assign(batch, 0);
   return set;
@@ -65,7 +66,7 @@ torch::Tensor rows_tensor(const std::vector<int64_t>& rows, const torch::Device&
 std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor& inputs,
                                             const SearchOptions& options, SearchStats* stats,
                                             const std::vector<int64_t>& sample_keys) {
-  ActiveSet set = start(inputs, options.extra_length);
+  ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const auto device = inputs.device();
   std::vector<std::vector<Hypothesis>> results(set.sentence.size(), std::vector<Hypothesis>(1));
   auto state = model.start_decoding(inputs);
@@ -167,7 +168,7 @@ std::vector<Hypothesis> collect(const Beams& b, int64_t r, int64_t count) {
 std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
                                           const SearchOptions& options, SearchStats* stats) {
   const int64_t K = options.beam_size;
-  ActiveSet set = start(inputs, options.extra_length);
+  ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const int64_t batch = inputs.size(0);
   const auto device = inputs.device();
   const auto longs = torch::dtype(torch::kLong).device(device);

@@ -12,6 +12,7 @@
 //    + extra_length. T2T uses the padded width of the batch, which makes a
 //    sentence's result depend on its neighbours; here a sentence gives the
 //    same result in any batch, as in a batch of one in T2T.
+//    SearchOptions::batch_decode_length asks for T2T's rule.
 //  - T2T's stopping test looks at the whole batch; here each sentence stops
 //    on its own. For the returned best beam that changes nothing: once the
 //    test holds for a sentence, no later hypothesis can displace its best

@@ -12,6 +12,9 @@ HParams default_decode_hparams() {
   hp.add("beam_size", 4);
   hp.add("alpha", 0.6);
   hp.add("extra_length", 100);
+  // t2t's own: T2T's decode length (the batch's padded input width +
+  // extra_length for every sentence of the batch) instead of each input's.
+  hp.add("batch_decode_length", false);
   hp.add("batch_size", 0);  // 0: 32 sentences when decoding from a file
   hp.add("return_beams", false);
   hp.add("write_beam_scores", false);
@@ -40,6 +43,7 @@ DecodeOptions decode_options(const HParams& dp) {
   o.search.beam_size = dp.get_int("beam_size");
   o.search.alpha = dp.get_float("alpha");
   o.search.extra_length = dp.get_int("extra_length");
+  o.search.batch_decode_length = dp.get_bool("batch_decode_length");
   if (o.search.beam_size < 1)
     throw Error("--decode_hparams beam_size must be at least 1, got " +
                 std::to_string(o.search.beam_size));

@@ -29,6 +29,10 @@ struct SearchOptions {
   // A sentence of n input tokens (EOS included) gets at most
   // n + extra_length output tokens (EOS included).
   int64_t extra_length = 100;
+  // T2T's rule instead: every sentence of a batch gets the batch's padded
+  // input width + extra_length, so that a model that does not stop gives
+  // T2T's outputs (which then depend on the sentence's batch-mates).
+  bool batch_decode_length = false;
   // Hypotheses returned per sentence, best first (1..beam_size): the
   // finished ones, then, when fewer than this many finished, the best alive
   // ones (T2T returns the alive beams when none finished, and empty slots
