@@ -578,3 +578,38 @@ TEST_CASE("t2t-serve explains what keeps it from starting", "[serve][e2e]") {
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains("--api_key_file=") && Catch::Contains("cannot be read"));
 }
+
+TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
+          "[serve][e2e][t2t_import]") {
+  // Real T2T's checkpoint and hparams.json (tests/fixtures/t2t_run), its
+  // usr problem declared for t2t as tests/test_t2t_import.cc declares it.
+  TempDir dir("serve_t2t_dir");
+  const std::string fixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run";
+  const std::string sample = t2t::test::source_dir() + "/data/sample/";
+  t2t::test::write_lines(dir / "usr/fixture.yaml",
+                         {"name: translate_enzh_fixture", "source_language: en",
+                          "target_language: zh",
+                          "train: {source: " + sample + "train.en, target: " + sample + "train.zh}",
+                          "dev: {source: " + sample + "dev.en, target: " + sample + "dev.zh}",
+                          "vocab: {type: subword, size: 256, separate: true}"});
+  const std::string model = "--t2t_usr_dir=" + (dir / "usr") +
+                            " --problem=translate_enzh_fixture --model=transformer"
+                            " --hparams_set=transformer_tiny --data_dir=" + fixture +
+                            "/data --output_dir=" + fixture +
+                            "/train --decode_hparams='beam_size=2,extra_length=5' --threads=2";
+  const auto lines = read_lines(fixture + "/decodes/in.en");
+  auto r = run_command("./t2t-decoder " + model + " --decode_from_file=" + fixture +
+                       "/decodes/in.en --decode_to_file=" + (dir / "ref.zh"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto reference = read_lines(dir / "ref.zh");
+  REQUIRE(reference.size() == lines.size());
+  ServeProcess server(model, dir / "serve.log");
+  INFO(server.log());
+  REQUIRE(server.ok());
+  auto [status, answer] = post(server.port(), "/v1/translate", texts_body(lines));
+  REQUIRE(status == 200);
+  CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
+  CHECK_THAT(server.log(), Catch::Contains("read T2T's TensorFlow checkpoint"));
+  CHECK(server.stop() == 0);
+}
