@@ -534,6 +534,13 @@ class TrainingRun {
         agreed = finish_report(train_step, *pending, progress, events);
         pending.reset();
       }
+      if (!communicator_) {
+        // One worker agrees with itself: a signal or the clock is acted on
+        // at once, as slow CPU steps would otherwise delay it by seconds.
+        agreed[0] = agreed[0] || (options_.save_checkpoints_secs > 0 &&
+                                  since_save.seconds() >= options_.save_checkpoints_secs);
+        agreed[1] = agreed[1] || stop_requested();
+      }
       const bool stop = agreed[1];
       const bool log_now = crossed(step_, accumulate, options_.log_step_count_steps);
       if (last || stop || log_now || crossed(step_, accumulate, kReportEvery)) {
