@@ -81,6 +81,26 @@ TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
   CHECK(read_lines(dir / "again.zh") == ours);
 }
 
+TEST_CASE("t2t-translate-all translates with every checkpoint of a T2T output directory",
+          "[t2t_import][translate_all][e2e]") {
+  TempDir dir("t2t_import_translate_all");
+  const std::string problem = fixture_problem(dir) + " --hparams_set=transformer_tiny";
+  auto r = run_command("./t2t-translate-all " + problem + " --model_dir=" + kFixture +
+                       "/train --source=" + kFixture + "/decodes/in.en --translations_dir=" +
+                       (dir / "translations") + " --beam_size=1");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("translated 1 checkpoint(s)"));
+  r = run_command("./t2t-decoder " + problem + " --output_dir=" + kFixture +
+                  "/train --decode_hparams=beam_size=1 --decode_from_file=" + kFixture +
+                  "/decodes/in.en --decode_to_file=" + (dir / "decoder.zh"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto translated = read_lines(dir / "translations/translate_enzh_fixture-20");
+  CHECK(translated.size() == 12);
+  CHECK(translated == read_lines(dir / "decoder.zh"));
+}
+
 TEST_CASE("a T2T checkpoint that does not fit the model is refused, naming the variables",
           "[t2t_import][decoder][e2e]") {
   TempDir dir("t2t_import_bad");

@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
       "Translates a file with every checkpoint of a training run, T2T's flags:\n"
       "  t2t-translate-all --model_dir=O --source=dev.en --problem=translate_enzh_wmt32k \\\n"
       "    --data_dir=D [--translations_dir=translations] [--beam_size=4 --alpha=0.6]\n"
-      "Each checkpoint model.ckpt-N.pt gives <translations_dir>/<problem>-N (T2T's names: the\n"
+      "Each checkpoint model.ckpt-N.pt (or a T2T run's model.ckpt-N) gives\n"
+      "<translations_dir>/<problem>-N (T2T's names: the\n"
       "step is the digits after the last '-'), written whole or not at all and dated like its\n"
       "checkpoint; those already there are skipped. Score one with\n"
       "  t2t-bleu --translation=translations/translate_enzh_wmt32k-N --reference=dev.zh\n");

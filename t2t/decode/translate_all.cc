@@ -13,6 +13,7 @@
 #include "t2t/data/problem.h"
 #include "t2t/decode/decode_modes.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/io/tf_checkpoint.h"
 
 namespace t2t {
 
@@ -20,14 +21,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The checkpoints of `dir` still to look at, oldest first.
-std::vector<std::string> pending(const TranslateAllSpec& spec, const std::set<int64_t>& seen) {
-  std::vector<std::string> out;
-  for (const auto& path : list_checkpoints(spec.model_dir)) {
-    const int64_t step = checkpoint_step(path);
-    if (step >= spec.min_steps && !seen.count(step)) out.push_back(path);
-  }
+// A checkpoint and its step: t2t's model.ckpt-N.pt, or the prefix of the
+// model.ckpt-N a Tensor2Tensor run wrote.
+struct StepCheckpoint {
+  int64_t step;
+  std::string path;
+};
+
+// The checkpoints of `dir` still to look at, oldest first: t2t's, else
+// (a T2T output directory) TensorFlow's.
+std::vector<StepCheckpoint> pending(const TranslateAllSpec& spec, const std::set<int64_t>& seen) {
+  std::vector<StepCheckpoint> all;
+  for (const auto& path : list_checkpoints(spec.model_dir))
+    all.push_back({checkpoint_step(path), path});
+  if (all.empty())
+    for (const auto& [step, prefix] : list_tf_checkpoints(spec.model_dir))
+      all.push_back({step, prefix});
+  std::vector<StepCheckpoint> out;
+  for (const auto& c : all)
+    if (c.step >= spec.min_steps && !seen.count(c.step)) out.push_back(c);
   return out;
+}
+
+// Whether the checkpoint is still there (the trainer may delete old ones).
+bool still_there(const std::string& checkpoint) {
+  return fs::exists(checkpoint) || is_tf_checkpoint(checkpoint);
 }
 
 // Translates spec.source with one checkpoint into `output`.
@@ -41,7 +59,8 @@ void translate_with(const TranslateAllSpec& spec, const std::string& checkpoint,
   decode_file(decoder, spec.source, output);
   // T2T's --keep_timestamp: the file carries its checkpoint's time.
   std::error_code ec;
-  const auto when = fs::last_write_time(checkpoint, ec);
+  const std::string file = fs::exists(checkpoint) ? checkpoint : checkpoint + ".index";
+  const auto when = fs::last_write_time(file, ec);
   if (!ec) fs::last_write_time(output, when, ec);
 }
 
@@ -69,8 +88,8 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
   while (true) {
     const auto todo = pending(spec, seen);
     for (size_t i = 0; i < todo.size(); ++i) {
-      const std::string& checkpoint = todo[i];
-      const int64_t step = checkpoint_step(checkpoint);
+      const std::string& checkpoint = todo[i].path;
+      const int64_t step = todo[i].step;
       seen.insert(step);
       const std::string output = translation_path(spec.translations_dir, spec.problem->name(), step);
       const std::string count = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "]";
@@ -86,7 +105,7 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
       } catch (const Error&) {
         // The trainer's --keep_checkpoint_max may delete an old checkpoint
         // while it waits its turn here: that one is passed over.
-        if (fs::exists(checkpoint)) throw;
+        if (still_there(checkpoint)) throw;
         spdlog::warn("{} step {}: {} was deleted before it could be read, skipping it", count,
                      step, checkpoint);
         continue;
@@ -116,7 +135,8 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
     }
   }
   if (result.translated + result.skipped == 0)
-    throw Error("--model_dir=" + spec.model_dir + " holds no checkpoint (model.ckpt-N.pt)" +
+    throw Error("--model_dir=" + spec.model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
+                "T2T's model.ckpt-N.index)" +
                 (spec.min_steps > 0 ? " of at least --min_steps=" + std::to_string(spec.min_steps) +
                                           " steps"
                                     : std::string()) +

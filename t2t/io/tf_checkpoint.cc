@@ -441,6 +441,22 @@ std::string model_checkpoint_path(const std::string& text) {
 
 }  // namespace
 
+std::vector<std::pair<int64_t, std::string>> list_tf_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!starts_with(name, "model.ckpt-") || !ends_with(name, ".index")) continue;
+    const std::string digits = name.substr(11, name.size() - 11 - 6);
+    if (digits.empty() || digits.size() > 18 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    found.emplace_back(std::stoll(digits), (fs::path(dir) / name.substr(0, name.size() - 6)).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 std::string find_tf_checkpoint(const std::string& path) {
   std::error_code ec;
   if (!fs::is_directory(path, ec)) {
@@ -472,22 +488,8 @@ std::string find_tf_checkpoint(const std::string& path) {
     }
   }
   // No `checkpoint` file of TF's: the newest model.ckpt-N.index.
-  int64_t best = -1;
-  std::string found;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!starts_with(name, "model.ckpt-") || !ends_with(name, ".index")) continue;
-    const std::string digits = name.substr(11, name.size() - 11 - 6);
-    if (digits.empty() || digits.size() > 18 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      continue;
-    const int64_t step = std::stoll(digits);
-    if (step > best) {
-      best = step;
-      found = (dir / name.substr(0, name.size() - 6)).string();
-    }
-  }
-  return found;
+  const auto all = list_tf_checkpoints(path);
+  return all.empty() ? std::string() : all.back().second;
 }
 
 }  // namespace t2t

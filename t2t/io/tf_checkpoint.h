@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace t2t {
@@ -92,6 +93,10 @@ class TFCheckpointReader {
 // "" for a directory without a TF checkpoint; throws t2t::Error when its
 // `checkpoint` file names a missing one.
 std::string find_tf_checkpoint(const std::string& path);
+
+// The TensorFlow checkpoints of `dir` named as T2T names them
+// (model.ckpt-N.index), oldest first: (N, prefix) pairs.
+std::vector<std::pair<int64_t, std::string>> list_tf_checkpoints(const std::string& dir);
 
 // True when `prefix + ".index"` exists.
 bool is_tf_checkpoint(const std::string& prefix);
