@@ -611,5 +611,11 @@ TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
   REQUIRE(status == 200);
   CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
   CHECK_THAT(server.log(), Catch::Contains("read T2T's TensorFlow checkpoint"));
+  // A reload looks among T2T's checkpoints too: this one is still the newest.
+  auto [reload_status, reloaded] = post(server.port(), "/v1/reload", json::object());
+  INFO(reloaded.dump());
+  CHECK(reload_status == 200);
+  CHECK(reloaded["reloaded"] == false);
+  CHECK(reloaded["model_step"] == 20);
   CHECK(server.stop() == 0);
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "t2t/checkpoint/checkpoint.h"
+#include "t2t/io/tf_checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
@@ -42,7 +43,8 @@ ReloadResult ModelHolder::reload() {
   result.previous_step = serving->loaded.step;
   const std::string newest = newest_beside(*serving);
   if (newest.empty())
-    throw Error("no checkpoint (model.ckpt-N.pt) left beside " + serving->loaded.checkpoint +
+    throw Error("no checkpoint (model.ckpt-N.pt, or T2T's model.ckpt-N) left beside " +
+                serving->loaded.checkpoint +
                 ", which is still serving");
   if (is_serving(*serving, newest)) {
     result.checkpoint = newest;
@@ -67,8 +69,11 @@ ReloadResult ModelHolder::reload() {
 }
 
 std::string ModelHolder::newest_beside(const ServingModel& serving) {
-  const std::string dir = fs::path(serving.loaded.checkpoint).parent_path().string();
-  return latest_checkpoint(dir.empty() ? "." : dir);
+  std::string dir = fs::path(serving.loaded.checkpoint).parent_path().string();
+  if (dir.empty()) dir = ".";
+  // t2t's checkpoints, else those of a T2T run (model.ckpt-N, TensorFlow's).
+  const std::string newest = latest_checkpoint(dir);
+  return newest.empty() ? find_tf_checkpoint(dir) : newest;
 }
 
 bool ModelHolder::is_serving(const ServingModel& serving, const std::string& checkpoint) {
