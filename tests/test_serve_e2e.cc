@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -592,11 +593,13 @@ TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
                           "train: {source: " + sample + "train.en, target: " + sample + "train.zh}",
                           "dev: {source: " + sample + "dev.en, target: " + sample + "dev.zh}",
                           "vocab: {type: subword, size: 256, separate: true}"});
+  // A copy of T2T's output directory, which the test adds a checkpoint to.
+  std::filesystem::copy(fixture + "/train", dir / "train");
   const std::string model = "--t2t_usr_dir=" + (dir / "usr") +
                             " --problem=translate_enzh_fixture --model=transformer"
                             " --hparams_set=transformer_tiny --data_dir=" + fixture +
-                            "/data --output_dir=" + fixture +
-                            "/train --decode_hparams='beam_size=2,extra_length=5' --threads=2";
+                            "/data --output_dir=" + (dir / "train") +
+                            " --decode_hparams='beam_size=2,extra_length=5' --threads=2";
   const auto lines = read_lines(fixture + "/decodes/in.en");
   auto r = run_command("./t2t-decoder " + model + " --decode_from_file=" + fixture +
                        "/decodes/in.en --decode_to_file=" + (dir / "ref.zh"));
@@ -611,11 +614,25 @@ TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
   REQUIRE(status == 200);
   CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
   CHECK_THAT(server.log(), Catch::Contains("read T2T's TensorFlow checkpoint"));
-  // A reload looks among T2T's checkpoints too: this one is still the newest.
+  // A reload looks among T2T's checkpoints too: this one is still the newest,
   auto [reload_status, reloaded] = post(server.port(), "/v1/reload", json::object());
   INFO(reloaded.dump());
   CHECK(reload_status == 200);
   CHECK(reloaded["reloaded"] == false);
   CHECK(reloaded["model_step"] == 20);
+  // until T2T writes another and names it in its `checkpoint` file.
+  for (const auto& e : std::filesystem::directory_iterator(dir / "train")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("model.ckpt-20.", 0) == 0)
+      std::filesystem::copy_file(e.path(), dir / ("train/model.ckpt-30." + name.substr(14)));
+  }
+  t2t::test::write_lines(dir / "train/checkpoint",
+                         {"model_checkpoint_path: \"model.ckpt-30\"",
+                          "all_model_checkpoint_paths: \"model.ckpt-30\""});
+  auto [newer_status, newer] = post(server.port(), "/v1/reload", json::object());
+  INFO(newer.dump());
+  CHECK(newer_status == 200);
+  CHECK(newer["reloaded"] == true);
+  CHECK_THAT(newer["checkpoint"].get<std::string>(), Catch::EndsWith("model.ckpt-30"));
   CHECK(server.stop() == 0);
 }
