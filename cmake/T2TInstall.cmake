@@ -12,8 +12,8 @@
 #   DIR/share/t2t/      the bundled sample (for translate_enzh_sample), configs
 #   DIR/tests/          t2t_tests' launcher (component tests)
 #
-# Not copied: LibTorch (the launcher finds it: T2T_TORCH_LIB, else python3's
-# torch), glibc, libstdc++ and libgcc_s (every Linux has them), and
+# Not copied: LibTorch (the launcher finds it: T2T_TORCH_LIB, else the torch
+# of python3 or $T2T_TORCH_PYTHON), glibc, libstdc++ and libgcc_s (every Linux has them), and
 # libarchive with what it links (libxml2, ICU: 35 MB, over half the tree;
 # only unpacking downloads needs it, through libt2t_archive.so, and that
 # says what to install when it is missing).

@@ -157,8 +157,8 @@ TEST_CASE("the installed tree runs where LibTorch is found at run time", "[insta
 
   // Without LibTorch, or with another version of it: one line that names
   // both ways of pointing at it, or both versions.
-  r = run_command(clean + "T2T_PYTHON=/nonexistent/python3 " + quote(prefix + "/bin/t2t-trainer") +
-                  " --help");
+  r = run_command(clean + "T2T_TORCH_PYTHON=/nonexistent/python3 " +
+                  quote(prefix + "/bin/t2t-trainer") + " --help");
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Contains("cannot find LibTorch") && Contains("T2T_TORCH_LIB") &&
                            Contains("import torch"));

@@ -35,6 +35,8 @@ TREE=$(cd "${TREE:-t2t-tree}" && pwd) || { echo "no TREE=${TREE:-t2t-tree}" >&2;
 OUT=${OUT:-/tmp/t2t_round}
 BUDGET=${BUDGET:-540}
 export T2T_PYTHON=${T2T_PYTHON:-python3}
+# The tree's launchers find LibTorch through the same Python.
+export T2T_TORCH_PYTHON=$T2T_PYTHON
 DEVICE=${ROUND_DEVICE:-cuda}
 PRECISIONS="bf16 fp16"
 [ "$DEVICE" = cpu ] && PRECISIONS="bf16 none"
