@@ -21,6 +21,7 @@
 #include "t2t/core/runtime.h"
 #include "tests/sample_run.h"
 #include "tests/serve_process.h"
+#include "tests/t2t_fixture.h"
 #include "tests/test_util.h"
 
 using nlohmann::json;
@@ -582,23 +583,13 @@ TEST_CASE("t2t-serve explains what keeps it from starting", "[serve][e2e]") {
 
 TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
           "[serve][e2e][t2t_import]") {
-  // Real T2T's checkpoint and hparams.json (tests/fixtures/t2t_run), its
-  // usr problem declared for t2t as tests/test_t2t_import.cc declares it.
+  // Real T2T's checkpoint and hparams.json (tests/fixtures/t2t_run).
   TempDir dir("serve_t2t_dir");
-  const std::string fixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run";
-  const std::string sample = t2t::test::source_dir() + "/data/sample/";
-  t2t::test::write_lines(dir / "usr/fixture.yaml",
-                         {"name: translate_enzh_fixture", "source_language: en",
-                          "target_language: zh",
-                          "train: {source: " + sample + "train.en, target: " + sample + "train.zh}",
-                          "dev: {source: " + sample + "dev.en, target: " + sample + "dev.zh}",
-                          "vocab: {type: subword, size: 256, separate: true}"});
+  const std::string fixture = t2t::test::t2t_fixture_dir();
   // A copy of T2T's output directory, which the test adds a checkpoint to.
   std::filesystem::copy(fixture + "/train", dir / "train");
-  const std::string model = "--t2t_usr_dir=" + (dir / "usr") +
-                            " --problem=translate_enzh_fixture --model=transformer"
-                            " --hparams_set=transformer_tiny --data_dir=" + fixture +
-                            "/data --output_dir=" + (dir / "train") +
+  const std::string model = t2t::test::t2t_fixture_problem(dir) +
+                            " --hparams_set=transformer_tiny --output_dir=" + (dir / "train") +
                             " --decode_hparams='beam_size=2,extra_length=5' --threads=2";
   const auto lines = read_lines(fixture + "/decodes/in.en");
   auto r = run_command("./t2t-decoder " + model + " --decode_from_file=" + fixture +

@@ -9,37 +9,25 @@
 
 #include "t2t/core/hparams.h"
 #include "t2t/io/t2t_hparams_json.h"
+#include "tests/t2t_fixture.h"
 #include "tests/test_util.h"
 
 using Catch::Contains;
 using t2t::test::read_lines;
 using t2t::test::run_command;
+using t2t::test::t2t_fixture_problem;
 using t2t::test::TempDir;
 
 namespace {
 
-const std::string kFixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run";
-
-// T2T's usr problem of the fixture (tests/t2t_reference/usr), declared for
-// t2t: the same name, two subword vocabularies named as T2T names them.
-std::string fixture_problem(const TempDir& dir) {
-  const std::string sample = t2t::test::source_dir() + "/data/sample/";
-  t2t::test::write_lines(dir / "usr/fixture.yaml",
-                         {"name: translate_enzh_fixture", "source_language: en",
-                          "target_language: zh",
-                          "train: {source: " + sample + "train.en, target: " + sample + "train.zh}",
-                          "dev: {source: " + sample + "dev.en, target: " + sample + "dev.zh}",
-                          "vocab: {type: subword, size: 256, separate: true}"});
-  return "--t2t_usr_dir=" + (dir / "usr") +
-         " --problem=translate_enzh_fixture --model=transformer --data_dir=" + kFixture + "/data";
-}
+const std::string kFixture = t2t::test::t2t_fixture_dir();
 
 }  // namespace
 
 TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
           "[t2t_import][decoder][e2e]") {
   TempDir dir("t2t_import");
-  const std::string flags = fixture_problem(dir) +
+  const std::string flags = t2t_fixture_problem(dir) +
                             " --hparams_set=transformer_tiny --decode_from_file=" + kFixture +
                             "/decodes/in.en --decode_hparams=beam_size=1";
   auto r = run_command("./t2t-decoder " + flags + " --output_dir=" + kFixture +
@@ -84,7 +72,7 @@ TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
 TEST_CASE("t2t-translate-all translates with every checkpoint of a T2T output directory",
           "[t2t_import][translate_all][e2e]") {
   TempDir dir("t2t_import_translate_all");
-  const std::string problem = fixture_problem(dir) + " --hparams_set=transformer_tiny";
+  const std::string problem = t2t_fixture_problem(dir) + " --hparams_set=transformer_tiny";
   auto r = run_command("./t2t-translate-all " + problem + " --model_dir=" + kFixture +
                        "/train --source=" + kFixture + "/decodes/in.en --translations_dir=" +
                        (dir / "translations") + " --beam_size=1");
@@ -104,7 +92,7 @@ TEST_CASE("t2t-translate-all translates with every checkpoint of a T2T output di
 TEST_CASE("a T2T checkpoint that does not fit the model is refused, naming the variables",
           "[t2t_import][decoder][e2e]") {
   TempDir dir("t2t_import_bad");
-  const std::string flags = fixture_problem(dir) + " --hparams_set=transformer_tiny --output_dir=" +
+  const std::string flags = t2t_fixture_problem(dir) + " --hparams_set=transformer_tiny --output_dir=" +
                             kFixture + "/train --decode_from_file=" + kFixture + "/decodes/in.en";
   // --hparams wins over hparams.json: one layer fewer than T2T trained.
   auto r = run_command("./t2t-decoder " + flags + " --hparams=num_hidden_layers=1");

@@ -303,16 +303,14 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
     loaded.model->load_tensorflow(reader, 0);
     loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
-    loaded.model->to(device);
-    loaded.model->eval();
-    return loaded;
-  }
-  try {
-    loaded.step = load_checkpoint(loaded.checkpoint, *loaded.model, nullptr, false).step;
-  } catch (const Error& e) {
-    throw Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
-                "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
-                data_dir + ": " + e.what());
+  } else {
+    try {
+      loaded.step = load_checkpoint(loaded.checkpoint, *loaded.model, nullptr, false).step;
+    } catch (const Error& e) {
+      throw Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
+                  "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
+                  data_dir + ": " + e.what());
+    }
   }
   loaded.model->to(device);
   loaded.model->eval();
