@@ -3,7 +3,6 @@
 // LibTorch found at run time and nothing taken from the build tree or from
 // Debian's libraries but glibc's, libstdc++'s and libgcc's.
 #include <ATen/Context.h>
-#include <dlfcn.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "t2t/core/module_loader.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -22,10 +22,7 @@ namespace {
 
 // LibTorch's lib/ folder: where the libtorch_cpu.so this binary runs on is.
 std::string torch_lib_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&at::globalContext), &info) == 0 || !info.dli_fname)
-    return {};
-  return fs::path(info.dli_fname).parent_path().string();
+  return t2t::directory_of(reinterpret_cast<const void*>(&at::globalContext));
 }
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }

@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The directory of the shared object that holds `address`.
-fs::path directory_of(const void* address) {
-  Dl_info info{};
-  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return {};
-  return fs::path(info.dli_fname).parent_path();
-}
-
 std::atomic<bool> loaded_ok{false};
 
 struct CudaLibraries {

@@ -10,12 +10,15 @@
 
 namespace t2t {
 
-std::string libt2t_directory() {
+std::string directory_of(const void* address) {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&libt2t_directory), &info) == 0 ||
-      info.dli_fname == nullptr)
-    return ".";
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return {};
   return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
+std::string libt2t_directory() {
+  const std::string dir = directory_of(reinterpret_cast<const void*>(&libt2t_directory));
+  return dir.empty() ? "." : dir;
 }
 
 void* load_module(const std::string& file, const std::string& purpose) {

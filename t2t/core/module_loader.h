@@ -14,6 +14,10 @@
 
 namespace t2t {
 
+// The directory of the shared object that holds `address` (a function or
+// variable of it); "" when the dynamic linker cannot say.
+std::string directory_of(const void* address);
+
 // The directory that holds libt2t.so (where the modules are built and
 // installed), resolved from this library's own address.
 std::string libt2t_directory();

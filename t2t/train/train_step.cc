@@ -4,7 +4,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
