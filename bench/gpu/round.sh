@@ -37,6 +37,8 @@ BUDGET=${BUDGET:-540}
 export T2T_PYTHON=${T2T_PYTHON:-python3}
 # The tree's launchers find LibTorch through the same Python.
 export T2T_TORCH_PYTHON=$T2T_PYTHON
+# The benchmarks' run.sh take the virtualenv around it (bench/common.sh).
+VENV=$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")
 DEVICE=${ROUND_DEVICE:-cuda}
 PRECISIONS="bf16 fp16"
 [ "$DEVICE" = cpu ] && PRECISIONS="bf16 none"
@@ -166,7 +168,7 @@ stage_bench_train() {
   for spec in "bf16:" "none:" "bf16:batch_size=32768"; do
     mp=${spec%%:*}; hp=${spec#*:}
     local name="base_${mp}${hp:+_32k}"
-    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")" \
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" \
       DEVICE=cuda MIXED_PRECISION=$mp HPARAMS=$hp SETS=base RUNS=1 COMPILE=1 \
       WORK="$WORK/bench_$name" bash "$ROOT/bench/train/run.sh" > "$WORK/$name.txt" 2>&1 || rc=1
     cat "$WORK/$name.txt" >> "$LOG"
@@ -179,7 +181,7 @@ stage_bench_train() {
 stage_bench_decode() {
   local rc=0 q
   for q in bf16 none; do
-    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")" \
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" \
       DEVICE=cuda QUANTIZE=$q RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 \
       UNTRAINED=transformer_base WORK="$WORK/bench_decode" \
       bash "$ROOT/bench/decode/run.sh" > "$WORK/bench_decode_$q.txt" 2>&1 || rc=1
