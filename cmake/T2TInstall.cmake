@@ -103,7 +103,7 @@ if(T2T_BUILD_TESTS AND T2T_BUILD_BENCH)
   set(_t2t_bench t2t-bench-train t2t-bench-decode t2t-bench-reader t2t-bench-serve)
   t2t_install_binaries(COMPONENT tests LAUNCHER_DIR bin TARGETS ${_t2t_bench})
   t2t_install_binaries(COMPONENT tests LAUNCHER_DIR tests TARGETS t2t_tests
-    ENV ": \"\${T2T_TEST_BIN_DIR:=\$prefix/bin}\"; export T2T_TEST_BIN_DIR")
+    ENV "export T2T_TEST_BIN_DIR=\"\${T2T_TEST_BIN_DIR:-\$prefix/bin}\"")
   set(_t2t_test_files libexec/t2t/t2t_tests)
   foreach(_bench IN LISTS _t2t_bench)
     list(APPEND _t2t_test_files libexec/t2t/${_bench})

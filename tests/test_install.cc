@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -141,10 +142,15 @@ TEST_CASE("the installed tree runs where LibTorch is found at run time", "[insta
   CHECK(r.exit_code == 0);
   CHECK(t2t::test::read_lines(dir / "out.zh").size() == 1);
 
-  // The installed tests find the installed binaries.
+  // The installed tests run the installed binaries, not this build
+  // directory's, with T2T_TEST_BIN_DIR unset (env -i): on another machine
+  // there is no build directory to fall back on.
   // (Catch2's --list-tests exits with the number of tests listed.)
   r = run_command(with_lib + quote(prefix + "/tests/t2t_tests") + " --list-tests '[install]'");
   CHECK_THAT(r.output, Contains("the installed tree runs"));
+  r = run_command(with_lib + quote(prefix + "/tests/t2t_tests") + " '[.where]'");
+  INFO(r.output);
+  CHECK_THAT(r.output, Contains("binaries under test: " + prefix + "/bin\n"));
   r = run_command(with_lib + "T2T_TEST_SOURCE_DIR=" + quote(t2t::test::source_dir()) + " " +
                   quote(prefix + "/tests/t2t_tests") +
                   " 't2t-bleu names both files and counts when the line counts differ'");
@@ -167,4 +173,10 @@ TEST_CASE("the installed tree runs where LibTorch is found at run time", "[insta
                   quote(prefix + "/bin/t2t-decoder") + " --help");
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Contains("is 1.0.0+cpu") && Contains("built against"));
+}
+
+// Not a test of its own: the test above runs it from the installed tree to
+// see which binaries an installed t2t_tests would run.
+TEST_CASE("where the binaries under test are", "[.where]") {
+  std::cout << "binaries under test: " << t2t::test::bin_dir() << std::endl;
 }

@@ -16,6 +16,8 @@
 //
 //   t2t-bench-decode --output_dir=RUN --data_dir=D --source=data/sample/dev.en
 //                    --beam_size=4 --batch_size=32
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/torch.h>
@@ -311,6 +313,9 @@ void run(Workload& w, const Options& opt, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries the JSON line the benchmark scripts parse; logging (the
+  // attention kernel said on a GPU, for one) goes to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
   cxxopts::Options options("t2t-bench-decode",
                            "Decodes sentences through t2t::beam_search and prints one JSON line "
                            "of speed figures.");

@@ -67,7 +67,12 @@ import json, subprocess, sys
 results, summary, root, asked = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 stages = {}
 for line in open(results):
-    r = json.loads(line)
+    try:
+        r = json.loads(line)
+    except ValueError:
+        # One bad figure (a stray line in a benchmark's output) must not
+        # lose the rest of the summary: the raw line goes in instead.
+        r = {"stage": "unparsed", "key": str(len(stages.get("unparsed", {}))), "value": line}
     stages.setdefault(r["stage"], {})[r["key"]] = r["value"]
 try:
     commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],

@@ -10,6 +10,8 @@
 //   t2t-bench-train --hparams_set=transformer_tiny,transformer_small --steps=20
 //   t2t-bench-train --device=cuda --mixed_precision=bf16 --hparams_set=transformer_base
 #include <c10/core/CachingDeviceAllocator.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
@@ -359,6 +361,9 @@ std::vector<std::string> split_commas(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries the JSON line the benchmark scripts parse; logging (the
+  // attention kernel said on a GPU, for one) goes to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
   cxxopts::Options options("t2t-bench-train",
                            "Trains the transformer through t2t::TrainStep on synthetic batches "
                            "and prints one JSON line of speed figures per hparams set.");
