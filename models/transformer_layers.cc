@@ -81,6 +81,14 @@ torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length) {
   return grown;
 }
 
+torch::Tensor attend_one_query(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& mask, double scale) {
+  auto scores = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
+  if (mask.defined())
+    scores.masked_fill_(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  return torch::matmul(torch::softmax(scores, -1, torch::kFloat).to(v.scalar_type()), v);
+}
+
 TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
   TransformerLayerConfig c;
   c.hidden_size = hp.get_int("hidden_size");
@@ -273,6 +281,8 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
     if (mask.defined())
       scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
     out = torch::matmul(t2t::dropout(torch::softmax(scores, -1), dropout_, true), v);
+  } else if (q.is_cuda() && q.size(2) == 1 && !is_training()) {
+    out = attend_one_query(q, k, v, mask, query_scale());
   } else {
     const double dropout = is_training() ? dropout_ : 0.0;
     if (q.is_cuda()) log_attention_backend(q, k, v, attn_mask, dropout, causal);
