@@ -81,8 +81,13 @@ torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length) {
   return grown;
 }
 
-torch::Tensor attend_one_query(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& mask, double scale) {
+// Up to how many queries per row and head a GPU attends with two matmuls
+// (attend_few_queries): a decoding step has one per beam at most; an
+// encoder input this short takes the same path.
+constexpr int64_t kFewQueries = 16;
+
+torch::Tensor attend_few_queries(const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v, const torch::Tensor& mask, double scale) {
   auto scores = torch::matmul(q, k.transpose(-2, -1)).mul_(scale);
   if (mask.defined())
     scores.masked_fill_(mask.logical_not(), -std::numeric_limits<float>::infinity());
@@ -281,8 +286,8 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
     if (mask.defined())
       scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
     out = torch::matmul(t2t::dropout(torch::softmax(scores, -1), dropout_, true), v);
-  } else if (q.is_cuda() && q.size(2) == 1 && !is_training()) {
-    out = attend_one_query(q, k, v, mask, query_scale());
+  } else if (q.is_cuda() && !is_training() && !causal && q.size(2) <= kFewQueries) {
+    out = attend_few_queries(q, k, v, mask, query_scale());
   } else {
     const double dropout = is_training() ? dropout_ : 0.0;
     if (q.is_cuda()) log_attention_backend(q, k, v, attn_mask, dropout, causal);

@@ -55,15 +55,16 @@ torch::Tensor timing_signal_1d(int64_t length, int64_t channels, int64_t start =
 // (at least 16), so that growing one step at a time copies O(1) per step.
 torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length);
 
-// Attention of one query per row and head (a decoding step), as two batched
-// matmuls and a float32 softmax: q [batch, heads, 1, depth], k and v
-// [batch, heads, keys, depth], mask broadcastable to [batch, heads, 1, keys]
-// (true where allowed) or undefined. Used on GPUs, where
-// scaled_dot_product_attention would pick a kernel made for long sequences
-// and, in its cuDNN kernel, build an execution plan for every new key
-// length, which a decoding step brings at each position.
-torch::Tensor attend_one_query(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& mask, double scale);
+// Attention of a decoding step, where each row and head has a few queries
+// (one in self-attention; one per beam when the beams of a sentence share
+// its encoder-decoder keys), as two batched matmuls and a float32 softmax:
+// q [batch, heads, queries, depth], k and v [batch, heads, keys, depth],
+// mask broadcastable to [batch, heads, queries, keys] (true where allowed)
+// or undefined. Used on GPUs, where scaled_dot_product_attention would pick
+// a kernel made for long sequences and, in its cuDNN kernel, build an
+// execution plan for each new shape, which decoding brings at every step.
+torch::Tensor attend_few_queries(const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v, const torch::Tensor& mask, double scale);
 
 // A boolean key mask for scaled_dot_product_attention from padding
 // [batch, len] (true at padding): [batch, 1, 1, len], true where attention is

@@ -201,9 +201,12 @@ TEST_CASE("t2t-serve on CUDA translates as t2t-decoder on CUDA does", "[serve][e
     same += got[i] == reference[i];
     answered += !got[i].empty() || reference[i].empty();
   }
+  // The log as it stands after the server ended, so that a crash says why.
+  const int stopped = server.stop();
+  INFO("the server's log after it ended:\n" << server.log());
   CHECK(answered == lines.size());
   CHECK(same >= lines.size() * 9 / 10);
-  CHECK(server.stop() == 0);
+  CHECK(stopped == 0);
 }
 
 TEST_CASE("32 concurrent clients each get their own translations, in order", "[serve][e2e]") {

@@ -392,21 +392,24 @@ TEST_CASE("attention dropout on the CPU keeps attention's masks", "[model]") {
   CHECK(max_diff(got, want) < 1e-5);
 }
 
-TEST_CASE("one-query attention gives scaled_dot_product_attention's result", "[model]") {
-  // The GPU's decoding steps take attend_one_query; it runs on the CPU too,
-  // so that its arithmetic is checked here, masks and bf16 included.
+TEST_CASE("attention of a few queries gives scaled_dot_product_attention's result", "[model]") {
+  // The GPU's decoding steps take attend_few_queries; it runs on the CPU
+  // too, so that its arithmetic is checked here, masks and bf16 included.
   torch::manual_seed(3);
-  const auto q = torch::randn({3, 2, 1, 8}), k = torch::randn({3, 2, 5, 8}),
-             v = torch::randn({3, 2, 5, 6});
   const double scale = 1.0 / std::sqrt(8.0);
-  CHECK(max_diff(t2t::attend_one_query(q, k, v, torch::Tensor(), scale),
-                 torch::scaled_dot_product_attention(q, k, v, {}, 0.0, false, scale)) < 1e-5);
   const auto mask = torch::tensor({1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0}, torch::kBool)
                         .view({3, 1, 1, 5});
-  const auto want = torch::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale);
-  CHECK(max_diff(t2t::attend_one_query(q, k, v, mask, scale), want) < 1e-5);
   const auto bf = [](const torch::Tensor& t) { return t.to(torch::kBFloat16); };
-  const auto got = t2t::attend_one_query(bf(q), bf(k), bf(v), mask, scale);
-  CHECK(got.scalar_type() == torch::kBFloat16);
-  CHECK(max_diff(got.to(torch::kFloat), want) < 3e-2);
+  for (const int64_t queries : {1, 4}) {
+    INFO(queries << " queries");
+    const auto q = torch::randn({3, 2, queries, 8}), k = torch::randn({3, 2, 5, 8}),
+               v = torch::randn({3, 2, 5, 6});
+    CHECK(max_diff(t2t::attend_few_queries(q, k, v, torch::Tensor(), scale),
+                   torch::scaled_dot_product_attention(q, k, v, {}, 0.0, false, scale)) < 1e-5);
+    const auto want = torch::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale);
+    CHECK(max_diff(t2t::attend_few_queries(q, k, v, mask, scale), want) < 1e-5);
+    const auto got = t2t::attend_few_queries(bf(q), bf(k), bf(v), mask, scale);
+    CHECK(got.scalar_type() == torch::kBFloat16);
+    CHECK(max_diff(got.to(torch::kFloat), want) < 3e-2);
+  }
 }

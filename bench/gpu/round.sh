@@ -17,6 +17,8 @@
 #                float32: the sample's tiny model and an untrained
 #                transformer_base, against the PyTorch reference with a
 #                key/value cache in the same type
+#   profile_decode  (after bench_decode) per-operator times of bf16 decoding
+#                on both sides, into decode_profile.txt
 #
 # Each stage's outcome goes into the summary as it ends, so a round cut short
 # still reports what it reached; the summary lists the stages not reached,
@@ -48,13 +50,13 @@ SUMMARY="$OUT/round.json"
 WORK=$(mktemp -d /tmp/t2t_round.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 START=$SECONDS
-ALL_STAGES=(smi tests train decode bench_train bench_decode)
+ALL_STAGES=(smi tests train decode bench_train bench_decode profile_decode)
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=("${ALL_STAGES[@]}")
 # What each stage needs at most, in seconds: one that would not fit in what
 # is left of the budget is not started.
 declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [decode]=60 [bench_train]=300
-                  [bench_decode]=180)
+                  [bench_decode]=180 [profile_decode]=60)
 
 log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
 # Adds "name": value (JSON) to the summary's stage entry.
@@ -195,6 +197,22 @@ stage_bench_decode() {
       record bench_decode "$q" "[$(paste -sd, "$WORK/bench_decode/results.jsonl")]"
   done
   return $rc
+}
+
+# Where bf16 decoding spends its time, on both sides: per-operator CPU self
+# times of the timed pass (launch costs and per-shape set-up show there), on
+# the model and sentences bench_decode trained and exported.
+stage_profile_decode() {
+  local d="$WORK/bench_decode"
+  [ -d "$d/train" ] && [ -d "$d/export-trained" ] || { log "profile_decode needs bench_decode first"; return 1; }
+  local common=(--beam_size=4 --batch_size=64 --extra_length=100 --passes=1 --device=cuda)
+  T t2t-bench-decode --output_dir="$d/train" --data_dir="$d/data" --problem=translate_enzh_sample \
+    --source="$ROOT/data/sample/dev.en" "${common[@]}" --quantize=bf16 \
+    --profile="$WORK/decode_t2t.json" >> "$LOG" 2>&1 || return 1
+  "$T2T_PYTHON" "$ROOT/bench/decode/reference_decode.py" --export_dir="$d/export-trained" \
+    "${common[@]}" --dtype=bfloat16 --profile="$WORK/decode_pytorch.json" >> "$LOG" 2>&1 || return 1
+  "$T2T_PYTHON" "$ROOT/bench/train/profile_table.py" "$WORK/decode_t2t.json" \
+    "$WORK/decode_pytorch.json" --top 40 > "$OUT/decode_profile.txt" 2>&1
 }
 
 log "round at $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), tree $TREE, stages: ${STAGES[*]}"
