@@ -41,6 +41,9 @@ class Transformer : public T2TModel {
   void quantize_int8() override;
   // T2T's names: models/transformer_tf_names.h.
   void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id) override;
+  std::vector<std::pair<std::string, torch::Tensor>> tensorflow_slots(
+      const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
+      const std::string& suffix) const override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
   void release_float_weights() override;
 

@@ -194,6 +194,24 @@ void Transformer::load_tensorflow(const TFCheckpointReader& reader, int64_t targ
   load_transformer_from_tf(*this, reader, target_space_id);
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> Transformer::tensorflow_slots(
+    const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
+    const std::string& suffix) const {
+  const auto has = [&](const std::string& n) { return reader.has(n); };
+  const auto sources = transformer_tf_sources(*this, has, target_space_id);
+  std::vector<std::string> missing;
+  for (const auto& [param, source] : sources)
+    for (const std::string& name : source.names())
+      if (!reader.has(prefix + name + suffix)) missing.push_back(prefix + name + suffix);
+  if (!missing.empty())
+    throw Error("T2T checkpoint " + reader.prefix() + " lacks " + join(missing, ", "));
+  std::vector<std::pair<std::string, torch::Tensor>> slots;
+  slots.reserve(sources.size());
+  for (const auto& [param, source] : sources)
+    slots.emplace_back(param, assemble_tf_tensor(source, reader, prefix, suffix));
+  return slots;
+}
+
 void load_transformer_from_tf(Transformer& model, const TFCheckpointReader& reader,
                               int64_t target_space_id) {
   const auto has = [&](const std::string& n) { return reader.has(n); };

@@ -4,11 +4,15 @@
 // (tests/t2t_reference/make_fixtures.sh): 20 steps of a small transformer,
 // with T2T's own greedy decodes of 12 sentences.
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "t2t/core/hparams.h"
 #include "t2t/io/t2t_hparams_json.h"
+#include "t2t/train/learning_rate.h"
 #include "tests/t2t_fixture.h"
 #include "tests/test_util.h"
 
@@ -134,4 +138,69 @@ TEST_CASE("T2T's hparams.json applies what t2t has and reports the rest", "[t2t_
   t2t::test::write_lines(dir / "broken.json", {"[1, 2"});
   CHECK_THROWS_WITH(t2t::apply_t2t_hparams_json(hp, dir / "broken.json"),
                     Contains("broken.json") && Contains("hparams.json"));
+}
+
+TEST_CASE("t2t-trainer goes on from T2T's output directory at T2T's step, with its Adam state",
+          "[t2t_import][trainer][e2e]") {
+  TempDir dir("t2t_resume");
+  const std::string run = dir / "run";
+  std::filesystem::copy(kFixture + "/train", run);
+  const std::string flags = t2t_fixture_problem(dir) +
+                            " --hparams_set=transformer_tiny --threads=1 --log_step_count_steps=1"
+                            " --schedule=train --output_dir=" + run;
+  auto r = run_command("./t2t-trainer " + flags + " --train_steps=23");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // T2T's sizes from its hparams.json; T2T's step, weights and moments.
+  CHECK_THAT(r.output, Contains("hidden_size: 128 -> 16"));
+  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
+  CHECK_THAT(r.output, !Contains("step 20: loss") && Contains("step 23: loss"));
+  // T2T's weights, not fresh ones: a fresh model's loss is about
+  // ln(370) = 5.9 on these 370 target subwords; T2T's weights give about 3.4.
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
+  CHECK(std::stod(m[1]) < 4.5);
+  // The schedule goes on from step 20 (T2T's warm-up of 10 steps is over).
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  t2t::apply_t2t_hparams_json(hp, t2t::t2t_hparams_json_path(run));
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%.3g", t2t::learning_rate(hp, 21));
+  CHECK_THAT(r.output, Contains(std::string("step 21: loss ")) && Contains(std::string(", lr ") + lr));
+  CHECK(std::filesystem::exists(run + "/model.ckpt-23.pt"));
+  // The next resume takes t2t's own checkpoint, with the same hparams.
+  r = run_command("./t2t-trainer " + flags + " --train_steps=25");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming from " + run + "/model.ckpt-23.pt at step 23"));
+  CHECK(std::filesystem::exists(run + "/model.ckpt-25.pt"));
+
+  // Sizes that do not fit T2T's variables: refused, naming them.
+  const std::string other = dir / "other";
+  std::filesystem::copy(kFixture + "/train", other);
+  r = run_command("./t2t-trainer " + t2t_fixture_problem(dir) +
+                  " --hparams_set=transformer_tiny --threads=1 --hparams=filter_size=64"
+                  " --train_steps=25 --output_dir=" + other);
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("needs [") && Contains("conv1/kernel"));
+}
+
+TEST_CASE("t2t-trainer --warm_start_from takes a T2T checkpoint's weights", "[t2t_import][trainer][e2e]") {
+  TempDir dir("t2t_warm_start");
+  // The sizes T2T trained with (tests/t2t_reference/make_fixtures.sh).
+  const std::string flags = t2t_fixture_problem(dir) +
+                            " --hparams_set=transformer_tiny --threads=1 --train_steps=3"
+                            " --hparams=hidden_size=16,filter_size=32,num_heads=2,batch_size=256"
+                            " --schedule=train";
+  for (const std::string from : {kFixture + "/train", kFixture + "/train/model.ckpt-20"}) {
+    INFO("--warm_start_from=" << from);
+    const std::string run = dir / ("run" + std::to_string(from.size()));
+    auto r = run_command("./t2t-trainer " + flags + " --warm_start_from=" + from +
+                         " --output_dir=" + run);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Contains("warm start: the weights of " + kFixture +
+                                  "/train/model.ckpt-20 (trained 20 steps)"));
+    CHECK(std::filesystem::exists(run + "/model.ckpt-3.pt"));
+  }
 }

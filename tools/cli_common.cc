@@ -191,6 +191,22 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
 
 }  // namespace
 
+HParams t2t_run_hparams(const cxxopts::ParseResult& flags, const std::string& t2t_json) {
+  const std::string set_name = required(
+      flags, "hparams_set", "--hparams_set=transformer_base (the set " + t2t_json + " was made from)");
+  HParams hp = resolve_hparams(set_name, "", "");
+  const T2THparamsJson applied = apply_t2t_hparams_json(hp, t2t_json);
+  if (!applied.changed.empty())
+    spdlog::info("{} differs from --hparams_set={} in {} value(s), taken from the file: {}",
+                 t2t_json, set_name, applied.changed.size(), join(applied.changed, "; "));
+  if (!applied.unusable.empty())
+    spdlog::warn("{}: kept --hparams_set={}'s value of {}", t2t_json, set_name,
+                 join(applied.unusable, "; "));
+  spdlog::debug("{}: {} key(s) t2t has no hparam for: {}", t2t_json, applied.unknown.size(),
+                join(applied.unknown, ", "));
+  return hp;
+}
+
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir) {
   const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
   HParams hp;
@@ -198,18 +214,7 @@ HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output
   if (!std::filesystem::exists(saved) && std::filesystem::exists(t2t_json)) {
     // A Tensor2Tensor run: its hparams.json over the set it was trained
     // with, then this command's --hparams_file and --hparams.
-    const std::string set_name = required(
-        flags, "hparams_set", "--hparams_set=transformer_base (the set " + t2t_json + " was made from)");
-    hp = resolve_hparams(set_name, "", "");
-    const T2THparamsJson applied = apply_t2t_hparams_json(hp, t2t_json);
-    if (!applied.changed.empty())
-      spdlog::info("{} differs from --hparams_set={} in {} value(s), taken from the file: {}",
-                   t2t_json, set_name, applied.changed.size(), join(applied.changed, "; "));
-    if (!applied.unusable.empty())
-      spdlog::warn("{}: kept --hparams_set={}'s value of {}", t2t_json, set_name,
-                   join(applied.unusable, "; "));
-    spdlog::debug("{}: {} key(s) t2t has no hparam for: {}", t2t_json, applied.unknown.size(),
-                  join(applied.unknown, ", "));
+    hp = t2t_run_hparams(flags, t2t_json);
     // How T2T trained (bfloat16 activations, say) is no request of this
     // command: decoding runs as --quantize says.
     if (hp.has("activation_dtype") && hp.get_string("activation_dtype") != "float32") {

@@ -53,6 +53,11 @@ std::string required(const cxxopts::ParseResult& flags, const std::string& name,
 // asked for here: decoding computes in float32.
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir);
 
+// The hparams of a run Tensor2Tensor trained: --hparams_set's, then those
+// of its hparams.json (`t2t_json`), logging where the two differ and what
+// t2t cannot take. The caller applies --hparams_file and --hparams after.
+HParams t2t_run_hparams(const cxxopts::ParseResult& flags, const std::string& t2t_json);
+
 // --decode_hparams and --parallel_batches as typed options.
 DecodeOptions decoding_options(const cxxopts::ParseResult& flags);
 

@@ -15,6 +15,7 @@
 #include "t2t/decode/dev_bleu.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
+#include "t2t/io/t2t_hparams_json.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/train_step.h"
@@ -57,7 +58,8 @@ void add_trainer_flags(cxxopts::Options& options) {
        "scaling, CUDA only).",
        value<std::string>()->default_value("none"))
       ("warm_start_from", "Start a new run from the weights of this checkpoint (a "
-       "model.ckpt-N.pt file, or a run directory: its latest), at step 0 with a fresh "
+       "model.ckpt-N.pt file, T2T's model.ckpt-N prefix, or a run directory of either: its "
+       "latest), at step 0 with a fresh "
        "optimizer. Every parameter must be there with the same shape (same model and sizes; "
        "other hparams such as dropout or the learning rate may differ). Ignored, with a log "
        "line, when --output_dir holds a checkpoint already: the run resumes from that.",
@@ -157,8 +159,20 @@ int train(const cxxopts::ParseResult& flags) {
       if (flags.count(name))
         throw t2t::cli::UsageError(std::string("--") + name + " shapes early stopping, which "
                                    "is off: add --eval_early_stopping_steps=N or leave it out");
-  t2t::HParams hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                                         flags["hparams"].as<std::string>());
+  // A run Tensor2Tensor began in --output_dir goes on with the hparams it
+  // was trained with (its hparams.json over --hparams_set), then this
+  // command's --hparams_file and --hparams; every resume reads them so.
+  const std::string t2t_json = t2t::t2t_hparams_json_path(o.output_dir);
+  t2t::HParams hp;
+  if (std::filesystem::exists(t2t_json)) {
+    hp = t2t::cli::t2t_run_hparams(flags, t2t_json);
+    if (!flags["hparams_file"].as<std::string>().empty())
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
+  } else {
+    hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
+                              flags["hparams"].as<std::string>());
+  }
   // Hparams the model would not honour, or that contradict
   // --mixed_precision, are command-line mistakes: said before any worker
   // starts (the notes of accepted ones are logged when the model is built).
@@ -233,7 +247,10 @@ int main(int argc, char** argv) {
                            "Trains a model on a problem's encoded data, T2T style:\n"
                            "  t2t-trainer --problem=translate_enzh_wmt32k --model=transformer \\\n"
                            "    --hparams_set=transformer_base --data_dir=D --output_dir=O\n"
-                           "The same command resumes from the latest checkpoint. SIGINT (Ctrl-C) "
+                           "The same command resumes from the latest checkpoint, T2T's own "
+                           "included: given the\noutput directory of a Tensor2Tensor run, it goes "
+                           "on from T2T's weights, Adam\nstate and step, with T2T's hparams.json. "
+                           "SIGINT (Ctrl-C) "
                            "or SIGTERM stops training\nafter the current step with a checkpoint "
                            "(exit status 0); a second one stops at once\n(130 / 143). With "
                            "--worker_gpu, signal the first process: it passes the stop on.\n");

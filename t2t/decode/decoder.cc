@@ -299,8 +299,7 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
   if (!tf_checkpoint.empty()) {
     loaded.checkpoint = tf_checkpoint;
     const TFCheckpointReader reader(tf_checkpoint);
-    // T2T's translation problems all use target space 0 (GENERIC).
-    loaded.model->load_tensorflow(reader, 0);
+    loaded.model->load_tensorflow(reader, kT2TTargetSpace);
     loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
   } else {

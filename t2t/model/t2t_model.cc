@@ -22,6 +22,12 @@ void T2TModel::load_tensorflow(const TFCheckpointReader&, int64_t) {
               "the transformer knows T2T's variable names");
 }
 
+std::vector<std::pair<std::string, torch::Tensor>> T2TModel::tensorflow_slots(
+    const TFCheckpointReader&, int64_t, const std::string&, const std::string&) const {
+  throw Error("model '" + name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; only "
+              "the transformer knows T2T's variable names");
+}
+
 void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {
   torch::NoGradGuard no_grad;
   const auto idx = index.to(state.encoder_output.device(), torch::kLong);

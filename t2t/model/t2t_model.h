@@ -100,7 +100,21 @@ class T2TModel : public torch::nn::Module {
   // translation problems). The default throws t2t::Error naming the model;
   // a model opts in by knowing T2T's names for its parameters.
   virtual void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id);
+
+  // What T2T's trainer keeps beside each of those variables (an optimizer's
+  // slots, named prefix + variable + suffix: Adam's first moments are
+  // "training/LazyAdam/" + name + "/m"), laid out as this model's
+  // parameters: (parameter name, float32 tensor on the CPU) for every
+  // parameter. Throws t2t::Error naming the checkpoint and the variables
+  // missing. The default throws as load_tensorflow does.
+  virtual std::vector<std::pair<std::string, torch::Tensor>> tensorflow_slots(
+      const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
+      const std::string& suffix) const;
 };
+
+// The row of T2T's target_space_embedding that its translation problems
+// use (T2T 1.15 gives them all SpaceID.GENERIC, 0).
+constexpr int64_t kT2TTargetSpace = 0;
 
 // Flat indices [labelled_positions] (int64) of the non-pad entries of
 // targets [batch, target_len], in row-major order.

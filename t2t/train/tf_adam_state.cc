@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "models/transformer.h"
-#include "models/transformer_tf_names.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/string_util.h"
 #include "t2t/io/tf_checkpoint.h"
+#include "t2t/model/t2t_model.h"
 
 namespace t2t {
 namespace {
@@ -44,34 +43,30 @@ int64_t tf_adam_steps(const TFCheckpointReader& reader, const HParams& hp) {
   return std::llround(std::log(static_cast<double>(power[0])) / std::log(beta1));
 }
 
-void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, Transformer& model,
+void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, T2TModel& model,
                              const TFCheckpointReader& reader, const HParams& hp,
                              int64_t target_space_id) {
   const SlotNames slots = slot_names(reader);
   const int64_t steps = tf_adam_steps(reader, hp);
-  const auto has = [&](const std::string& n) { return reader.has(n); };
-  const auto sources = transformer_tf_sources(model, has, target_space_id);
-  std::vector<std::string> missing;
-  for (const auto& [param, source] : sources) {
-    for (const std::string& name : source.names()) {
-      for (const std::string* suffix : {&slots.m_suffix, &slots.v_suffix})
-        if (!reader.has(slots.prefix + name + *suffix)) missing.push_back(slots.prefix + name + *suffix);
-    }
+  std::vector<std::pair<std::string, torch::Tensor>> m, v;
+  try {
+    m = model.tensorflow_slots(reader, target_space_id, slots.prefix, slots.m_suffix);
+    v = model.tensorflow_slots(reader, target_space_id, slots.prefix, slots.v_suffix);
+  } catch (const Error& e) {
+    throw Error(std::string("Adam's moments: ") + e.what());
   }
-  if (!missing.empty())
-    throw Error("T2T checkpoint " + reader.prefix() + " lacks Adam slots: " + join(missing, ", "));
-
   torch::NoGradGuard no_grad;
   auto params = model.named_parameters();
   auto& state = optimizer.state();
-  for (const auto& [param, source] : sources) {
-    const torch::Tensor& p = params[param];
+  for (size_t i = 0; i < m.size(); ++i) {
+    const torch::Tensor& p = params[m[i].first];
+    if (m[i].second.sizes() != p.sizes() || v[i].second.sizes() != p.sizes())
+      throw Error("T2T checkpoint " + reader.prefix() + ": Adam's moments of " + m[i].first +
+                  " do not have the parameter's shape");
     auto fresh = std::make_unique<torch::optim::AdamParamState>();
     fresh->step(steps);
-    fresh->exp_avg(assemble_tf_tensor(source, reader, slots.prefix, slots.m_suffix)
-                       .to(p.device(), p.scalar_type()));
-    fresh->exp_avg_sq(assemble_tf_tensor(source, reader, slots.prefix, slots.v_suffix)
-                          .to(p.device(), p.scalar_type()));
+    fresh->exp_avg(m[i].second.to(p.device(), p.scalar_type()));
+    fresh->exp_avg_sq(v[i].second.to(p.device(), p.scalar_type()));
     state[p.unsafeGetTensorImpl()] = std::move(fresh);
   }
 }

@@ -20,16 +20,17 @@ namespace t2t {
 
 class HParams;
 class TFCheckpointReader;
-class Transformer;
+class T2TModel;
 
 // The number of Adam updates the checkpoint's moments have seen. Throws
 // t2t::Error naming the checkpoint when it holds neither layout's counter.
 int64_t tf_adam_steps(const TFCheckpointReader& reader, const HParams& hp);
 
 // Gives every parameter of `model` in `optimizer` (an Adam made by
-// make_optimizer()) T2T's moments and step count. Throws t2t::Error naming
-// the checkpoint and the missing slots when some are not there.
-void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, Transformer& model,
+// make_optimizer()) T2T's moments and step count, through the model's
+// T2TModel::tensorflow_slots. Throws t2t::Error naming the checkpoint and
+// the missing slots when some are not there.
+void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, T2TModel& model,
                              const TFCheckpointReader& reader, const HParams& hp,
                              int64_t target_space_id);
 

@@ -20,6 +20,7 @@
 #include "t2t/data/problem.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/io/event_writer.h"
+#include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/eval_decisions.h"
@@ -27,6 +28,7 @@
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/stop_request.h"
+#include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
 
 namespace t2t {
@@ -195,8 +197,12 @@ class TrainingRun {
   // (output_dir must be visible to all); only the chief writes.
   void resume() {
     latest_ = latest_checkpoint(options_.output_dir);
-    if (chief_) check_or_write_hparams(options_.output_dir, hp_, !latest_.empty());
-    if (latest_.empty()) {
+    // A run Tensor2Tensor began, with no t2t checkpoint yet.
+    const std::string tensorflow =
+        latest_.empty() ? find_tf_checkpoint(options_.output_dir) : std::string();
+    if (chief_)
+      check_or_write_hparams(options_.output_dir, hp_, !latest_.empty() || !tensorflow.empty());
+    if (latest_.empty() && tensorflow.empty()) {
       warm_start();
       return;
     }
@@ -204,6 +210,10 @@ class TrainingRun {
       spdlog::info("--warm_start_from={} is ignored: {} holds a checkpoint already, and the run "
                    "resumes from it",
                    options_.warm_start_from, options_.output_dir);
+    if (!tensorflow.empty()) {
+      resume_from_tensorflow(tensorflow);
+      return;
+    }
     CheckpointMeta meta = load_checkpoint(latest_, *model_, optimizer_.get(), true);
     step_ = meta.step;
     saved_random_states_ = std::move(meta.worker_rng_states);
@@ -216,30 +226,64 @@ class TrainingRun {
     restore_cuda_random_state(meta.worker_cuda_rng_states);
   }
 
+  // T2T's own checkpoint (model.ckpt-N.index): its weights, Adam's moments
+  // and step count, and its global_step, so that the learning-rate schedule
+  // goes on where T2T stopped. T2T keeps no input position, so reading
+  // starts afresh, reshuffled by the step, as after a change in the number
+  // of workers; the random states start from the seed. t2t's checkpoints
+  // then go beside T2T's, and the next resume takes those.
+  void resume_from_tensorflow(const std::string& prefix) {
+    const TFCheckpointReader reader(prefix);
+    if (!reader.has("global_step"))
+      throw Error("T2T checkpoint " + prefix + " has no global_step: was it written by T2T's "
+                  "trainer? To start afresh from its weights, use --warm_start_from in a new "
+                  "--output_dir");
+    model_->load_tensorflow(reader, kT2TTargetSpace);
+    load_adam_state_from_tf(*optimizer_, *model_, reader, hp_, kT2TTargetSpace);
+    step_ = reader.read_scalar_int("global_step");
+    spdlog::info("resuming T2T's run from {} at step {}: its weights and Adam's moments; input "
+                 "reading starts afresh (T2T keeps no position), reshuffled by the step",
+                 prefix, step_);
+  }
+
   // T2T's --warm_start_from: a new run takes a trained model's weights and
   // nothing else (step 0, a fresh optimizer, its own random state). Every
   // worker reads the file, as every worker reads a checkpoint it resumes.
   void warm_start() {
     const std::string& from = options_.warm_start_from;
     if (from.empty()) return;
-    std::string path = from;
-    if (fs::is_directory(from)) {
+    // A t2t checkpoint (model.ckpt-N.pt), or one Tensor2Tensor wrote (its
+    // prefix model.ckpt-N, or its output directory).
+    std::string path = from, tensorflow;
+    if (is_tf_checkpoint(from)) {
+      tensorflow = from;
+    } else if (fs::is_directory(from)) {
       path = latest_checkpoint(from);
-      if (path.empty())
-        throw Error("--warm_start_from=" + from + " holds no checkpoint (model.ckpt-N.pt)");
+      if (path.empty()) tensorflow = find_tf_checkpoint(from);
+      if (path.empty() && tensorflow.empty())
+        throw Error("--warm_start_from=" + from + " holds no checkpoint (model.ckpt-N.pt, or "
+                    "T2T's model.ckpt-N.index)");
     } else if (!fs::exists(from)) {
-      throw Error("--warm_start_from=" + from + " does not exist; give a model.ckpt-N.pt file "
-                  "or a run directory (its latest checkpoint)");
+      throw Error("--warm_start_from=" + from + " does not exist; give a model.ckpt-N.pt file, "
+                  "T2T's model.ckpt-N (without .index), or a run directory (its latest "
+                  "checkpoint)");
     }
-    CheckpointMeta meta;
+    int64_t trained = 0;
     try {
-      meta = load_checkpoint(path, *model_, nullptr, false);
+      if (!tensorflow.empty()) {
+        path = tensorflow;
+        const TFCheckpointReader reader(tensorflow);
+        model_->load_tensorflow(reader, kT2TTargetSpace);
+        if (reader.has("global_step")) trained = reader.read_scalar_int("global_step");
+      } else {
+        trained = load_checkpoint(path, *model_, nullptr, false).step;
+      }
     } catch (const Error& e) {
       throw Error("--warm_start_from=" + from + ": " + e.what());
     }
     spdlog::info("warm start: the weights of {} (trained {} steps); this run starts at step 0 "
                  "with a fresh optimizer",
-                 path, meta.step);
+                 path, trained);
   }
 
   // Dropout on a GPU draws from its CUDA generator: each worker takes up its
