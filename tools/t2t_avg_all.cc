@@ -17,6 +17,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
+#include "t2t/io/tf_checkpoint.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -26,7 +27,9 @@ namespace fs = std::filesystem;
 void add_avg_flags(cxxopts::Options& options) {
   using cxxopts::value;
   options.add_options("Averaging")
-      ("model_dir", "The training run's --output_dir: its checkpoints and hparams.yaml.",
+      ("model_dir", "The training run's --output_dir: its checkpoints and hparams.yaml; or "
+       "the output directory of a Tensor2Tensor run (its model.ckpt-N, averaged into a "
+       "TensorFlow checkpoint that T2T reads too).",
        value<std::string>()->default_value(""))
       ("output_dir", "Where the averaged checkpoint and hparams.yaml go; must not be "
        "--model_dir (the average would replace its latest checkpoint). Default <model_dir>/avg.",
@@ -45,13 +48,35 @@ void add_avg_flags(cxxopts::Options& options) {
        value<double>()->default_value("0"));
 }
 
-// The checkpoints of `model_dir` of at least `min_steps` steps, oldest
-// first; none for a directory that does not exist (yet).
-std::vector<std::string> eligible(const std::string& model_dir, int64_t min_steps) {
-  std::vector<std::string> out;
+// The checkpoints of `model_dir` of at least `min_steps` steps as (step,
+// path), oldest first: t2t's (model.ckpt-N.pt), or in a directory that only
+// Tensor2Tensor trained in, T2T's (model.ckpt-N prefixes). None for a
+// directory that does not exist (yet).
+struct Eligible {
+  std::vector<std::pair<int64_t, std::string>> checkpoints;
+  bool tensorflow = false;
+};
+
+Eligible eligible(const std::string& model_dir, int64_t min_steps) {
+  Eligible out;
   for (const auto& path : t2t::list_checkpoints(model_dir))
-    if (t2t::checkpoint_step(path) >= min_steps) out.push_back(path);
+    if (t2t::checkpoint_step(path) >= min_steps)
+      out.checkpoints.emplace_back(t2t::checkpoint_step(path), path);
+  if (!out.checkpoints.empty() || !t2t::list_checkpoints(model_dir).empty()) return out;
+  std::error_code ec;
+  if (!fs::is_directory(model_dir, ec)) return out;
+  for (const auto& [step, prefix] : t2t::list_tf_checkpoints(model_dir))
+    if (step >= min_steps) out.checkpoints.emplace_back(step, prefix);
+  out.tensorflow = true;
   return out;
+}
+
+// Averages t2t's checkpoints, or T2T's (TensorFlow prefixes) into a
+// TensorFlow checkpoint again.
+t2t::AverageResult average_any(const std::vector<std::string>& window, bool tensorflow,
+                               const std::string& output_dir, const std::string& run_dir) {
+  if (tensorflow) return t2t::average_tf_checkpoints(window, output_dir);
+  return t2t::average_checkpoints(window, output_dir, (fs::path(run_dir) / "hparams.yaml").string());
 }
 
 // The averaging rounds of a --model_dir: the newest --n checkpoints, and
@@ -65,10 +90,11 @@ struct Follow {
 
   // Averages the newest n of `all`; false when one of them was deleted
   // meanwhile (the trainer's --keep_checkpoint_max): list again.
-  bool average(const std::vector<std::string>& all, t2t::AverageResult* result) const {
-    const size_t take = std::min(all.size(), static_cast<size_t>(n));
-    const std::vector<std::string> window(all.end() - static_cast<std::ptrdiff_t>(take),
-                                          all.end());
+  bool average(const Eligible& all, t2t::AverageResult* result) const {
+    const size_t take = std::min(all.checkpoints.size(), static_cast<size_t>(n));
+    std::vector<std::string> window;
+    for (size_t i = all.checkpoints.size() - take; i < all.checkpoints.size(); ++i)
+      window.push_back(all.checkpoints[i].second);
     if (take < static_cast<size_t>(n)) {
       const std::string text = fmt::format(
           "{} checkpoint(s){} in {}, fewer than --n={}; averaging those", take,
@@ -78,12 +104,11 @@ struct Follow {
       else spdlog::warn("{}", text);
     }
     try {
-      *result = t2t::average_checkpoints(window, output_dir,
-                                         (fs::path(model_dir) / "hparams.yaml").string());
+      *result = average_any(window, all.tensorflow, output_dir, model_dir);
       return true;
     } catch (const t2t::Error&) {
       for (const auto& path : window)
-        if (!fs::exists(path)) {
+        if (!fs::exists(all.tensorflow ? path + ".index" : path)) {
           spdlog::info("{} was deleted while being averaged; looking again", path);
           return false;
         }
@@ -100,15 +125,16 @@ struct Follow {
     const double poll = std::clamp(limit / 20, 0.1, 10.0);
     t2t::Stopwatch since_new;
     for (;;) {
-      const auto all = eligible(model_dir, min_steps);
-      if (!all.empty() && t2t::checkpoint_step(all.back()) > done_step) {
+      const Eligible all = eligible(model_dir, min_steps);
+      if (!all.checkpoints.empty() && all.checkpoints.back().first > done_step) {
         t2t::AverageResult result;
         if (!average(all, &result)) continue;
         ++written;
-        done_step = t2t::checkpoint_step(all.back());
+        done_step = all.checkpoints.back().first;
         since_new.restart();
-        std::cout << "averaged " << result.inputs.size() << " checkpoint(s) into " << result.path
-                  << " (steps " << t2t::checkpoint_step(result.inputs.front()) << " to "
+        const size_t take = result.inputs.size();
+        std::cout << "averaged " << take << " checkpoint(s) into " << result.path << " (steps "
+                  << all.checkpoints[all.checkpoints.size() - take].first << " to "
                   << result.step << ")" << std::endl;
         if (wait_minutes > 0)
           spdlog::info("waiting up to {:.0f} s for a new checkpoint in {}", limit, model_dir);
@@ -153,7 +179,8 @@ int average(const cxxopts::ParseResult& flags) {
       name = t2t::trim(name);
       if (name.empty()) continue;
       fs::path p(name);
-      if (p.is_relative() && !model_dir.empty() && !fs::exists(p)) p = fs::path(model_dir) / p;
+      if (p.is_relative() && !model_dir.empty() && !fs::exists(p) && !t2t::is_tf_checkpoint(name))
+        p = fs::path(model_dir) / p;
       checkpoints.push_back(p.string());
     }
     if (checkpoints.empty()) throw UsageError("--checkpoints='" + list + "' names no file");
@@ -168,7 +195,8 @@ int average(const cxxopts::ParseResult& flags) {
   if (list.empty()) {
     const Follow follow{model_dir, output_dir, n, min_steps, wait_minutes};
     if (follow.run() == 0)
-      throw t2t::Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt)" +
+      throw t2t::Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
+                       "T2T's model.ckpt-N.index)" +
                        (min_steps > 0 ? " of at least --min_steps=" + std::to_string(min_steps) +
                                             " steps"
                                       : std::string()) +
@@ -177,11 +205,17 @@ int average(const cxxopts::ParseResult& flags) {
     std::cout << "decode the latest with: t2t-decoder --output_dir=" << output_dir << " ...\n";
     return 0;
   }
+  // T2T's checkpoints are named by their prefix (model.ckpt-N); a list
+  // averages one kind.
+  const size_t tensorflow = static_cast<size_t>(
+      std::count_if(checkpoints.begin(), checkpoints.end(), t2t::is_tf_checkpoint));
+  if (tensorflow != 0 && tensorflow != checkpoints.size())
+    throw UsageError("--checkpoints mixes T2T's TensorFlow checkpoints (model.ckpt-N) with "
+                     "t2t's (model.ckpt-N.pt); average one kind at a time");
   // The run's hparams.yaml: the decoder reads it from the directory it loads.
-  fs::path run_dir = model_dir.empty() ? fs::path(checkpoints.back()).parent_path()
-                                       : fs::path(model_dir);
-  const auto result = t2t::average_checkpoints(checkpoints, output_dir,
-                                               (run_dir / "hparams.yaml").string());
+  const fs::path run_dir = model_dir.empty() ? fs::path(checkpoints.back()).parent_path()
+                                             : fs::path(model_dir);
+  const auto result = average_any(checkpoints, tensorflow != 0, output_dir, run_dir.string());
   std::cout << "averaged " << result.inputs.size() << " checkpoint(s) into " << result.path
             << " (step " << result.step << ")\n"
             << "decode it with: t2t-decoder --output_dir=" << output_dir << " ...\n";
@@ -219,6 +253,7 @@ int main(int argc, char** argv) {
       "  t2t-avg-all --model_dir=t2t_train/run1 --output_dir=t2t_train/run1/avg --n=8\n"
       "  t2t-avg-all --model_dir=t2t_train/run1 --checkpoints=model.ckpt-9000.pt,model.ckpt-10000.pt\n"
       "  t2t-avg-all --model_dir=t2t_train/run1 --wait_minutes=30   # as training goes on\n"
+      "  t2t-avg-all --model_dir=$T2T_TRAIN --output_dir=$T2T_TRAIN/avg   # a T2T run\n"
       "then: t2t-decoder --output_dir=t2t_train/run1/avg ...\n");
   t2t::cli::add_common_flags(options);
   add_avg_flags(options);

@@ -33,4 +33,19 @@ AverageResult average_checkpoints(const std::vector<std::string>& checkpoints,
                                   const std::string& output_dir,
                                   const std::string& hparams_yaml_path = "");
 
+// Averages checkpoints Tensor2Tensor wrote (TensorFlow prefixes such as
+// "dir/model.ckpt-900") as T2T's t2t-avg-all does, into a TensorFlow
+// checkpoint again: <output_dir>/model.ckpt-<step> (the newest input's
+// global_step) and <output_dir>/checkpoint naming it. Every floating-point
+// variable is the mean (summed in float64, written float32 as T2T writes
+// it), optimizer slots included; integer variables (global_step, step
+// counters) are the newest input's, where T2T would turn them into floats.
+// The newest input's hparams.json and flags files are copied beside it, so
+// that t2t-decoder, t2t-serve and T2T itself load <output_dir> as a run.
+// The inputs must hold the same variables, shapes and dtypes; otherwise a
+// t2t::Error names the files and what differs. `output_dir` must not hold
+// an input.
+AverageResult average_tf_checkpoints(const std::vector<std::string>& prefixes,
+                                     const std::string& output_dir);
+
 }  // namespace t2t
