@@ -57,6 +57,7 @@ TEST_CASE("each refused flag of each binary is an error that says why", "[refuse
       {"t2t-avg-all", {"random_seed", "t2t_usr_dir"}},
       {"t2t-datagen", {}},
       {"t2t-translate-all", {}},
+      {"t2t-import", {"tmp_dir", "random_seed", "device"}},
   };
   for (const auto& [tool, must] : expected) {
     const HelpRefusals help = refusals_in_help(tool);

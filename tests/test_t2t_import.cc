@@ -204,3 +204,44 @@ TEST_CASE("t2t-trainer --warm_start_from takes a T2T checkpoint's weights", "[t2
     CHECK(std::filesystem::exists(run + "/model.ckpt-3.pt"));
   }
 }
+
+TEST_CASE("t2t-import converts T2T's checkpoint into t2t's, weights and Adam state",
+          "[t2t_import][e2e]") {
+  TempDir dir("t2t_import_tool");
+  const std::string flags = t2t_fixture_problem(dir) + " --hparams_set=transformer_tiny";
+  const std::string run = dir / "run";
+  std::filesystem::copy(kFixture + "/train", run);
+  auto r = run_command("./t2t-import " + flags + " --output_dir=" + run + " --import_dir=" +
+                       (dir / "imported"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("converted " + run + "/model.ckpt-20 (step 20)") &&
+                           Contains("with Adam's moments"));
+  CHECK(std::filesystem::exists(dir / "imported/model.ckpt-20.pt"));
+  CHECK(std::filesystem::exists(dir / "imported/hparams.yaml"));
+
+  // The converted checkpoint decodes as T2T's own does (T2T's decode length).
+  r = run_command("./t2t-decoder " + flags + " --output_dir=" + (dir / "imported") +
+                  " --decode_from_file=" + kFixture +
+                  "/decodes/in.en --decode_hparams=beam_size=1,batch_decode_length=true"
+                  " --decode_to_file=" + (dir / "out.zh"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_lines(dir / "out.zh") == read_lines(kFixture + "/decodes/greedy.zh"));
+
+  // Training goes on from it at T2T's step, as from T2T's directory.
+  r = run_command("./t2t-trainer " + flags + " --threads=1 --schedule=train --train_steps=22"
+                  " --output_dir=" + (dir / "imported"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming from " + (dir / "imported") + "/model.ckpt-20.pt at step 20"));
+
+  // Not a T2T checkpoint, or a flag that does not apply: clear refusals.
+  r = run_command("./t2t-import " + flags + " --output_dir=" + run + " --checkpoint_path=" + run +
+                  "/model.ckpt-99");
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("model.ckpt-99.index does not exist"));
+  r = run_command("./t2t-import " + flags + " --output_dir=" + (dir / "empty"));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Contains("holds no T2T checkpoint"));
+}

@@ -61,6 +61,14 @@ const Refusal kRefusals[] = {
     {"t2t-avg-all", "t2t_usr_dir",
      "loads problems, models and hparams sets, and t2t-avg-all uses none: it averages the "
      "tensors of checkpoint files: drop it"},
+    {"t2t-import", "tmp_dir",
+     "does not apply to t2t-import, which reads the vocabularies in --data_dir: it is read by "
+     "t2t-datagen only (raw data). Drop it"},
+    {"t2t-import", "random_seed",
+     "seeds nothing: converting a checkpoint draws nothing at random: drop it"},
+    {"t2t-import", "device",
+     "does not apply: t2t-import converts on the CPU, and the checkpoint it writes loads on "
+     "any device: drop it"},
     // T2T's own flags, which its users pass out of habit.
     {"t2t-trainer", "generate_data",
      "is not supported: t2t-trainer trains on data generated beforehand; run t2t-datagen "
@@ -142,9 +150,10 @@ void add_model_flags(cxxopts::Options& options) {
       ("hparams", "Comma-separated overrides, T2T syntax: 'batch_size=2048,learning_rate=0.2'. "
        "Applied last.", value<std::string>()->default_value(""))
       ("output_dir", "Directory of checkpoints, hparams.yaml and event files.",
-       value<std::string>()->default_value(""))
-      ("device", "auto (CUDA when available), cpu, cuda or cuda:N.",
-       value<std::string>()->default_value("auto"));
+       value<std::string>()->default_value(""));
+  if (reads(options, "device"))
+    options.add_options("Model")("device", "auto (CUDA when available), cpu, cuda or cuda:N.",
+                                 value<std::string>()->default_value("auto"));
 }
 
 void add_decoding_flags(cxxopts::Options& options) {
