@@ -39,17 +39,6 @@ bool all_exist(std::initializer_list<std::string> paths) {
   return true;
 }
 
-// Segments of a WMT .sgm file, the markup lines left out.
-std::vector<std::string> read_sgm_segments(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open '" + path + "'");
-  std::vector<std::string> segs;
-  std::string line;
-  while (std::getline(in, line))
-    if (line.find("<seg") != std::string::npos) segs.push_back(strip_sgml(line));
-  return segs;
-}
-
 constexpr const char* kNcV13Url =
     "http://data.statmt.org/wmt18/translation-task/training-parallel-nc-v13.tgz";
 constexpr const char* kWmtDevUrl = "http://data.statmt.org/wmt18/translation-task/dev.tgz";
@@ -167,14 +156,7 @@ class TranslateEnzhWmt32k : public TranslateEnzh {
       std::string archive = maybe_download(tmp_dir, "dev.tgz", kWmtDevUrl);
       maybe_extract_archive(archive, tmp_dir);
     }
-    auto src = read_sgm_segments(en);
-    auto tgt = read_sgm_segments(zh);
-    if (src.size() != tgt.size())
-      throw Error("'" + en + "' has " + std::to_string(src.size()) + " segments but '" + zh +
-                  "' has " + std::to_string(tgt.size()));
-    std::vector<TextPair> pairs;
-    for (size_t i = 0; i < src.size(); ++i) pairs.push_back({src[i], tgt[i]});
-    return std::make_unique<VectorStream>(std::move(pairs));
+    return read_sgm_pairs(en, zh);
   }
 
  protected:

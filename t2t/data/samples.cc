@@ -194,4 +194,25 @@ std::string strip_sgml(const std::string& line) {
   return trim(out);
 }
 
+std::vector<std::string> read_sgm_segments(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open '" + path + "'");
+  std::vector<std::string> segs;
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("<seg") != std::string::npos) segs.push_back(strip_sgml(line));
+  return segs;
+}
+
+std::unique_ptr<SampleStream> read_sgm_pairs(const std::string& source, const std::string& target) {
+  const auto src = read_sgm_segments(source), tgt = read_sgm_segments(target);
+  if (src.size() != tgt.size())
+    throw Error("'" + source + "' has " + std::to_string(src.size()) + " segments but '" + target +
+                "' has " + std::to_string(tgt.size()));
+  std::vector<TextPair> pairs;
+  pairs.reserve(src.size());
+  for (size_t i = 0; i < src.size(); ++i) pairs.push_back({src[i], tgt[i]});
+  return std::make_unique<VectorStream>(std::move(pairs));
+}
+
 }  // namespace t2t

@@ -132,4 +132,13 @@ class FilteredStream : public SampleStream {
 // "text"; lines that are only markup give "".
 std::string strip_sgml(const std::string& line);
 
+// The segments of a WMT .sgm file (its <seg> lines, markup stripped), in
+// order. Throws t2t::Error naming the file when it cannot be read.
+std::vector<std::string> read_sgm_segments(const std::string& path);
+
+// Both sides of a WMT dev or test set, `source` and `target` .sgm files, as
+// pairs in memory; throws t2t::Error naming both when their segment counts
+// differ.
+std::unique_ptr<SampleStream> read_sgm_pairs(const std::string& source, const std::string& target);
+
 }  // namespace t2t
