@@ -131,6 +131,16 @@ HParams transformer_tiny() {
   return hp;
 }
 
+// T2T's smallest set, for tests: 2 layers of 16 channels.
+HParams transformer_test() {
+  HParams hp = transformer_base();
+  hp.set("num_hidden_layers", 2);
+  hp.set("hidden_size", 16);
+  hp.set("filter_size", 8);
+  hp.set("num_heads", 2);
+  return hp;
+}
+
 }  // namespace
 
 T2T_REGISTER_HPARAMS(transformer_base_v1);
@@ -143,5 +153,6 @@ T2T_REGISTER_HPARAMS(transformer_base_single_gpu);
 T2T_REGISTER_HPARAMS(transformer_base_multistep8);
 T2T_REGISTER_HPARAMS(transformer_small);
 T2T_REGISTER_HPARAMS(transformer_tiny);
+T2T_REGISTER_HPARAMS(transformer_test);
 
 }  // namespace t2t
