@@ -4,30 +4,19 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 
 #include "t2t/data/problem.h"
 #include "t2t/io/tfrecord.h"
+#include "tests/datagen_test_util.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;
+using t2t::test::records;
 using t2t::test::TempDir;
+using t2t::test::write_text;
 
 namespace {
-
-
-void write_text(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-int64_t records(const std::string& data_dir, const std::string& problem, const std::string& split) {
-  int64_t n = 0;
-  for (const auto& p : t2t::create_problem(problem)->data_filepaths(data_dir, split))
-    n += t2t::count_tfrecords(p);
-  return n;
-}
 
 const char* kEn[] = {"The economy grew", "Prices fell sharply", "The bank raised rates",
                      "Trade talks resumed", "Exports rose again"};
