@@ -33,7 +33,7 @@ std::vector<std::string> shards(const std::string& scope,
 
 // T2T's scope of a layer norm: the k-th norm (k > 0 adds "_k") of a
 // pre-processing (layer_prepostprocess) or post-processing
-// (layer_prepostprocess_1) step.
+// (layer_postprocess, as in transformer_base_v1's checkpoints) step.
 std::string norm_scope(const std::string& step, int k) {
   return step + "/layer_norm" + (k > 0 ? "_" + std::to_string(k) : "");
 }
@@ -54,7 +54,7 @@ TFSource layer_source(const std::string& stack, const std::string& layer,
   for (const std::string sub : {"self_attention", "encdec_attention", "ffn"}) {
     for (const auto& [suffix, step] :
          {std::pair<std::string, std::string>{"_pre", "layer_prepostprocess"},
-          {"_post", "layer_prepostprocess_1"}}) {
+          {"_post", "layer_postprocess"}}) {
       if (module == sub + suffix && std::regex_match(rest, m, norm_re)) {
         s.parts = {{base + sub + "/" + norm_scope(step, std::stoi(m[1])) + "/" +
                     norm_variable(m[2])}};

@@ -1,8 +1,11 @@
-// A Tensor2Tensor output directory decoded by t2t-decoder as T2T's own
-// command line names it: the TensorFlow checkpoint read natively, the run's
-// hparams.json over --hparams_set. The fixture is real T2T's
-// (tests/t2t_reference/make_fixtures.sh): 20 steps of a small transformer,
-// with T2T's own greedy decodes of 12 sentences.
+// Tensor2Tensor output directories used by t2t's tools as T2T's own command
+// lines name them: the TensorFlow checkpoint read natively, the run's
+// hparams.json over --hparams_set. The fixtures are real T2T's: 20 steps of
+// a small pre-norm transformer with one vocabulary per language
+// (tests/fixtures/t2t_run, tests/t2t_reference/make_fixtures.sh), and 4 steps
+// of a post-norm transformer_base_v1 with one vocabulary and one embedding
+// shared by both languages (tests/fixtures/t2t_run_shared,
+// make_shared_fixture.sh), each with T2T's own decodes of 12 sentences.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -244,4 +247,26 @@ TEST_CASE("t2t-import converts T2T's checkpoint into t2t's, weights and Adam sta
   r = run_command("./t2t-import " + flags + " --output_dir=" + (dir / "empty"));
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Contains("holds no T2T checkpoint"));
+}
+
+TEST_CASE("a post-norm T2T model with one shared vocabulary and embedding decodes as T2T's",
+          "[t2t_import][decoder][e2e]") {
+  TempDir dir("t2t_import_shared");
+  const std::string fixture = t2t::test::t2t_shared_fixture_dir();
+  const std::string flags = t2t::test::t2t_shared_fixture_problem(dir) +
+                            " --hparams_set=transformer_base_v1 --output_dir=" + fixture +
+                            "/train --decode_from_file=" + fixture + "/decodes/in.en";
+  for (const std::string beam : {"1", "4"}) {
+    INFO("beam " << beam);
+    const std::string out = dir / ("beam" + beam + ".zh");
+    auto r = run_command("./t2t-decoder " + flags + " --decode_hparams=beam_size=" + beam +
+                         ",alpha=0.6,batch_decode_length=true --decode_to_file=" + out);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    // The sizes from T2T's hparams.json; the post-norm layout from the set.
+    CHECK_THAT(r.output, Contains("hidden_size: 512 -> 16") && Contains("(step 4)"));
+    const auto ours = read_lines(out);
+    REQUIRE(ours.size() == 12);
+    CHECK(ours == read_lines(fixture + "/decodes/beam" + beam + ".zh"));
+  }
 }
