@@ -7,6 +7,7 @@
 // shared by both languages (tests/fixtures/t2t_run_shared,
 // make_shared_fixture.sh), each with T2T's own decodes of 12 sentences.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -14,8 +15,12 @@
 #include <vector>
 
 #include "t2t/core/hparams.h"
+#include "t2t/core/string_util.h"
 #include "t2t/io/t2t_hparams_json.h"
+#include "t2t/io/tf_checkpoint.h"
+#include "t2t/io/tf_checkpoint_writer.h"
 #include "t2t/train/learning_rate.h"
+#include "t2t/train/tf_adam_state.h"
 #include "tests/t2t_fixture.h"
 #include "tests/test_util.h"
 
@@ -269,4 +274,49 @@ TEST_CASE("a post-norm T2T model with one shared vocabulary and embedding decode
     REQUIRE(ours.size() == 12);
     CHECK(ours == read_lines(fixture + "/decodes/beam" + beam + ".zh"));
   }
+}
+
+TEST_CASE("T2T's Adam state reads from TensorFlow 1's slot names as from LazyAdam's",
+          "[t2t_import][trainer][e2e]") {
+  // The fixture's checkpoint rewritten as T2T on TensorFlow 1 names Adam's
+  // state: training/<variable>/Adam and /Adam_1, and the step kept only as
+  // training/beta1_power = beta1^step (beta2's likewise).
+  TempDir dir("t2t_tf1_adam");
+  const std::string run = dir / "run";
+  std::filesystem::create_directories(run);
+  for (const char* f : {"checkpoint", "hparams.json"})
+    std::filesystem::copy_file(kFixture + "/train/" + f, run + "/" + f);
+  const t2t::TFCheckpointReader lazy(kFixture + "/train/model.ckpt-20");
+  const int64_t iter = lazy.read_scalar_int("training/LazyAdam/iter");
+  REQUIRE(iter == 20);
+  {
+    t2t::TFCheckpointWriter w(run + "/model.ckpt-20");
+    const std::string slots = "training/LazyAdam/";
+    for (const std::string& name : lazy.names()) {
+      const auto& e = lazy.entry(name);
+      std::string out = name;
+      if (name.rfind(slots, 0) == 0) {
+        const std::string var = name.substr(slots.size());
+        if (t2t::ends_with(var, "/m")) out = "training/" + var.substr(0, var.size() - 2) + "/Adam";
+        else if (t2t::ends_with(var, "/v")) out = "training/" + var.substr(0, var.size() - 2) + "/Adam_1";
+        else continue;  // iter, beta_1, beta_2, decay: TensorFlow 1 has none of them
+      }
+      w.add(out, static_cast<t2t::TFDType>(e.dtype), e.shape, lazy.read_bytes(name));
+    }
+    w.add_floats("training/beta1_power", {}, {static_cast<float>(std::pow(0.9, iter))});
+    w.add_floats("training/beta2_power", {}, {static_cast<float>(std::pow(0.997, iter))});
+    w.finish();
+  }
+  auto r = run_command("./t2t-trainer " + t2t_fixture_problem(dir) +
+                       " --hparams_set=transformer_tiny --threads=1 --schedule=train"
+                       " --log_step_count_steps=1 --train_steps=21 --output_dir=" + run);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
+  CHECK_THAT(r.output, Contains("step 21: loss"));
+  // Both layouts give one step count.
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  t2t::apply_t2t_hparams_json(hp, t2t::t2t_hparams_json_path(run));
+  CHECK(t2t::tf_adam_steps(t2t::TFCheckpointReader(run + "/model.ckpt-20"), hp) == 20);
+  CHECK(t2t::tf_adam_steps(lazy, hp) == 20);
 }
