@@ -16,9 +16,18 @@ void ensure_runtime_environment(int argc, char** argv) {
   (void)argc;
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
   ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  // Only on Linux is /proc/self/exe the running binary; if exec fails the
-  // program simply continues with the default policy.
-  ::execv("/proc/self/exe", argv);
+  // If exec fails the program simply continues with the default policy.
+  ::execv(self_executable().c_str(), argv);
+}
+
+std::string self_executable() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0 || n >= static_cast<ssize_t>(sizeof(path) - 1)) return "/proc/self/exe";
+  path[n] = '\0';
+  // A binary replaced on disk while running reads as "... (deleted)".
+  if (::access(path, X_OK) != 0) return "/proc/self/exe";
+  return path;
 }
 
 void prepare_cuda() {

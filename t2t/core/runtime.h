@@ -14,6 +14,13 @@ namespace t2t {
 // the program so that the setting takes effect; otherwise it returns.
 void ensure_runtime_environment(int argc, char** argv);
 
+// The running binary's own path (from /proc/self/exe), for executing it
+// again: exec'ed by this name, a process keeps its name ("t2t-trainer"),
+// which pgrep, pkill, top and process exporters look for, where exec'ing
+// "/proc/self/exe" itself would rename it "exe". "/proc/self/exe" when the
+// path cannot be read or the file is gone.
+std::string self_executable();
+
 // Loads LibTorch's CUDA half (cuda_loader.h) when this machine has an NVIDIA
 // driver, and does nothing otherwise. LibTorch decides once, the first time
 // anything asks (seeding does), whether CUDA is there: every program that

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "t2t/core/error.h"
+#include "t2t/core/runtime.h"
 #include "t2t/core/logging.h"
 
 namespace t2t {
@@ -40,6 +41,7 @@ int run_local_workers(const std::vector<std::string>& args, int workers) {
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  const std::string self = self_executable();  // the workers keep the binary's name
   std::map<pid_t, int> running;  // pid -> rank
   for (int rank = 0; rank < workers; ++rank) {
     const pid_t pid = ::fork();
@@ -51,7 +53,7 @@ int run_local_workers(const std::vector<std::string>& args, int workers) {
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", port.c_str(), 1);
-      ::execv("/proc/self/exe", argv.data());
+      ::execv(self.c_str(), argv.data());
       std::fprintf(stderr, "cannot run worker %d: %s\n", rank, std::strerror(errno));
       ::_exit(127);
     }

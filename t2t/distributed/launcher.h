@@ -9,10 +9,10 @@
 
 namespace t2t {
 
-// Runs /proc/self/exe with `args` (argv[0] first) as `workers` processes and
-// waits for them. When one fails, the others are stopped (SIGTERM) and its
-// exit status is returned; 0 when all succeed. Each worker prints its own
-// errors.
+// Runs this program's own binary (self_executable()) with `args` (argv[0]
+// first) as `workers` processes and waits for them. When one fails, the
+// others are stopped (SIGTERM) and its exit status is returned; 0 when all
+// succeed. Each worker prints its own errors.
 int run_local_workers(const std::vector<std::string>& args, int workers);
 
 // A TCP port on 127.0.0.1 that was free a moment ago.

@@ -25,17 +25,18 @@ std::atomic<int> g_direct{0};     // SIGINT/SIGTERM received by this process
 std::atomic<int> g_forwarded{0};  // SIGUSR1: passed on by the launcher
 std::atomic<int> g_requested{0};  // request_stop()
 std::atomic<int> g_first_signal{0};
-std::atomic<int64_t> g_first_source{0};  // who sent it: a pid, or -1 for the kernel (a tty)
 std::atomic<int64_t> g_first_ns{0};      // when, on the monotonic clock
 std::atomic<bool> g_forwarding{false};   // this process is a launcher
 static_assert(std::atomic<int>::is_always_lock_free);
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
 
-// One stop may reach a process twice from two senders within moments:
-// Ctrl-C goes to the whole process group, and a launcher such as torchrun
-// passes what it got on to its workers. A signal from another sender within
-// this time of the first is taken for the same stop.
+// One stop may reach a process twice within moments: Ctrl-C goes to the
+// whole process group and a launcher such as torchrun passes what it got on
+// to its workers; coreutils' `timeout` signals its child, then its own
+// process group, which holds the child, so the same sender delivers it
+// twice. Any signal within this time of the first is taken for the same
+// stop, whoever sends it; one sent later stops at once.
 constexpr int64_t kSameStopNs = 1000000000;
 
 int64_t monotonic_ns() {
@@ -55,19 +56,16 @@ void die_of(int sig) {
   ::raise(sig);
 }
 
-void on_signal(int sig, siginfo_t* info, void*) {
+void on_signal(int sig, siginfo_t*, void*) {
   const int saved = errno;
   if (sig == SIGUSR1) {
     if (g_forwarded.fetch_add(1) + 1 >= 2) die_of(SIGTERM);
   } else {
-    const bool from_process = info && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
-    const int64_t source = from_process ? info->si_pid : -1;
     const int64_t now = monotonic_ns();
     if (g_direct == 0) {
       g_first_signal = sig;
-      g_first_source = source;
       g_first_ns = now;
-    } else if (source != g_first_source && now - g_first_ns < kSameStopNs) {
+    } else if (now - g_first_ns < kSameStopNs) {
       errno = saved;
       return;
     }
@@ -80,10 +78,11 @@ void on_signal(int sig, siginfo_t* info, void*) {
       die_of(sig);
     } else if (count == 1) {
       say(g_forwarding ? "t2t: stop signal received: passing it on to the workers, which stop "
-                         "after the current step with a checkpoint (send it again to stop at "
-                         "once)\n"
+                         "after the current step with a checkpoint (send it again, a second "
+                         "or more later, to stop at once)\n"
                        : "t2t: stop signal received: stopping after the current step with a "
-                         "checkpoint (send it again to stop at once)\n");
+                         "checkpoint (send it again, a second or more later, to stop at "
+                         "once)\n");
     }
   }
   errno = saved;
@@ -145,7 +144,6 @@ void clear_stop_request() {
   g_forwarded = 0;
   g_requested = 0;
   g_first_signal = 0;
-  g_first_source = 0;
   g_first_ns = 0;
 }
 

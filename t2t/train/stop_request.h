@@ -3,9 +3,10 @@
 // training loop looks once per step, saves a checkpoint at the step it is
 // at and ends normally. A second signal of that kind ends the process at
 // once, as the signal's default action does (a shell then reports 130 for
-// SIGINT, 143 for SIGTERM); but one from another sender within a second of
-// the first is the same stop arriving twice (Ctrl-C reaches a whole process
-// group, and torchrun passes it on to its workers as well).
+// SIGINT, 143 for SIGTERM); but one within a second of the first, whoever
+// sends it, is the same stop arriving twice (Ctrl-C reaches a whole process
+// group, torchrun passes it on to its workers as well, and coreutils'
+// timeout signals its child and then its own process group).
 //
 // With --worker_gpu the launching process passes each SIGINT/SIGTERM it
 // gets on to its workers as SIGUSR1 (forward_stops_to_workers), and a
