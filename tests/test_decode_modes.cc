@@ -124,7 +124,8 @@ TEST_CASE("invalid UTF-8 is replaced and counted, long inputs are cut when asked
   CHECK(decoder.counts().truncated == 2);
 }
 
-TEST_CASE("inputs are decoded whole by default, as in T2T", "[decode]") {
+TEST_CASE("inputs are cut at 1,024 tokens by default, and decoded whole with max_input_size=-1",
+          "[decode]") {
   TempDir dir("decode_whole_input");
   const std::string in = dir / "in.txt", out = dir / "out.txt";
   // 299 bytes + EOS: longer than any model's max_length in the shipped sets.
@@ -132,12 +133,22 @@ TEST_CASE("inputs are decoded whole by default, as in T2T", "[decode]") {
   for (int i = 0; i < 299; ++i) long_line += static_cast<char>('a' + i % 26);
   t2t::write_file_atomic(in, long_line + "\nshort\n");
   std::shared_ptr<EchoModel> model;
-  auto decoder = make_decoder("beam_size=1", &model);
+  auto decoder = make_decoder("beam_size=1,max_input_size=-1", &model);
   CHECK(decoder.options().max_input_length == 0);
   t2t::decode_file(decoder, in, out);
   CHECK(slurp(out) == long_line + "\nshort\n");
   CHECK(decoder.counts().truncated == 0);
   CHECK(decoder.counts().input_tokens == 300 + 6);
+
+  // By default a line of 2,000 tokens is cut to 1,024, EOS included.
+  std::string huge;
+  for (int i = 0; i < 1999; ++i) huge += static_cast<char>('a' + i % 26);
+  t2t::write_file_atomic(in, "short\n" + huge + "\n");
+  auto capped = make_decoder("beam_size=1");
+  CHECK(capped.options().max_input_length == 1024);
+  t2t::decode_file(capped, in, out);
+  CHECK(slurp(out) == "short\n" + huge.substr(0, 1023) + "\n");
+  CHECK(capped.counts().truncated == 1);
 }
 
 TEST_CASE("return_beams writes every beam and write_beam_scores T2T's scores", "[decode]") {
@@ -255,7 +266,8 @@ TEST_CASE("decode hparams map onto search options as in T2T", "[decode]") {
   CHECK(d.batch_size == 32);
   CHECK(d.search.num_return == 1);
   CHECK(d.search.stop_early);
-  CHECK(d.max_input_length == 0);  // the whole input
+  CHECK(d.max_input_length == 1024);  // cut, as Marian and CTranslate2 cut
+  CHECK(parse("max_input_size=-1").max_input_length == 0);  // the whole input, as T2T
   const auto beams = parse("return_beams=true,beam_size=5,batch_size=7,max_input_size=50");
   CHECK(beams.search.num_return == 5);
   CHECK_FALSE(beams.search.stop_early);

@@ -54,7 +54,8 @@ void log_summary(const Decoder& decoder, const Stopwatch& clock, int64_t sentenc
   if (c.invalid_utf8 > 0)
     spdlog::warn("{} inputs held invalid UTF-8, replaced by U+FFFD before decoding", c.invalid_utf8);
   if (c.truncated > 0)
-    spdlog::warn("{} inputs were longer than the model's limit and were cut", c.truncated);
+    spdlog::warn("{} inputs were longer than --decode_hparams max_input_size and were cut",
+                 c.truncated);
 }
 
 }  // namespace

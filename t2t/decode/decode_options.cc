@@ -18,7 +18,11 @@ HParams default_decode_hparams() {
   hp.add("batch_size", 0);  // 0: 32 sentences when decoding from a file
   hp.add("return_beams", false);
   hp.add("write_beam_scores", false);
-  hp.add("max_input_size", -1);
+  // T2T decodes every input whole (its default, -1); one pathological line
+  // of thousands of words then stalls a whole file. Cut at 1,024 tokens, as
+  // Marian's --max-length and CTranslate2's max_input_length do by default;
+  // -1 (or 0) decodes whole inputs, as T2T.
+  hp.add("max_input_size", kDefaultMaxInputSize);
   hp.add("num_samples", -1);
   hp.add("delimiter", "\n");
   hp.add("eos_penalty", 0.0);
@@ -65,8 +69,8 @@ DecodeOptions decode_options(const HParams& dp) {
                              std::to_string(batch));
   o.batch_size = batch == 0 ? 32 : batch;
 
-  // As T2T: the whole input unless max_input_size asks for a cut. The
-  // model's max_length limits training examples, not what it may decode.
+  // The model's max_length limits training examples, not what it may
+  // decode: only max_input_size cuts inputs.
   const int64_t limit = dp.get_int("max_input_size");
   o.max_input_length = std::max<int64_t>(0, limit);
   if (o.max_input_length == 1)

@@ -31,14 +31,18 @@ struct DecodeOptions {
   int parallel_batches = 0;
 };
 
+// max_input_size's default: inputs of more tokens (EOS included) are cut.
+constexpr int64_t kDefaultMaxInputSize = 1024;
+
 // From --decode_hparams (T2T's names). Throws
 // t2t::Error for values this decoder cannot honour, naming the key.
 //  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
 //  - return_beams returns beam_size hypotheses and, as T2T, turns
 //    stop_early off: a sentence then runs until all its beams are settled,
 //    not only the best;
-//  - inputs are decoded whole, as in T2T, unless max_input_size (EOS
-//    included) is positive.
+//  - inputs of more than max_input_size tokens (EOS included; default
+//    kDefaultMaxInputSize) are cut with a warning naming the line; -1 or 0
+//    decodes them whole, as T2T does by default.
 DecodeOptions decode_options(const HParams& decode_hparams);
 
 // The model hparams that choose how greedy decoding picks its tokens, T2T's
