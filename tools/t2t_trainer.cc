@@ -186,6 +186,8 @@ int train(const cxxopts::ParseResult& flags) {
   const int worker_gpu = flags["worker_gpu"].as<int>();
   if (worker_gpu < 1) throw t2t::cli::UsageError("--worker_gpu must be >= 1");
   o.worker = t2t::worker_env_from_environment();
+  // A worker does not outlive its launcher (torchrun's agent, or ours).
+  if (o.worker) t2t::exit_when_launcher_dies(o.worker->rank);
   o.device = t2t::resolve_device(flags["device"].as<std::string>());
   const bool cuda = o.device.rfind("cuda", 0) == 0;
   // One GPU per worker on a machine: LOCAL_RANK picks it.

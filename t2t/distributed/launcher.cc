@@ -7,14 +7,24 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "t2t/core/error.h"
-#include "t2t/core/runtime.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/runtime.h"
 
 namespace t2t {
+
+namespace {
+
+// Set in the environment of --worker_gpu's workers (to the launcher's pid).
+constexpr const char* kLaunchedBy = "T2T_LAUNCHED_BY";
+
+}  // namespace
 
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -53,6 +63,7 @@ int run_local_workers(const std::vector<std::string>& args, int workers) {
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", port.c_str(), 1);
+      ::setenv(kLaunchedBy, std::to_string(::getppid()).c_str(), 1);
       ::execv(self.c_str(), argv.data());
       std::fprintf(stderr, "cannot run worker %d: %s\n", rank, std::strerror(errno));
       ::_exit(127);
@@ -82,6 +93,26 @@ int run_local_workers(const std::vector<std::string>& args, int workers) {
     }
   }
   return result;
+}
+
+void exit_when_launcher_dies(int rank) {
+  // Only under a launcher: torchrun's agent says so in the environment, and
+  // so does --worker_gpu's. A process that a user started by hand with
+  // WORLD_SIZE set may outlive its shell (nohup), as any program may.
+  if (!std::getenv("TORCHELASTIC_RUN_ID") && !std::getenv(kLaunchedBy)) return;
+  const pid_t launcher = ::getppid();
+  if (launcher <= 1) return;  // its launcher is gone already, or it is init
+  std::thread([launcher, rank] {
+    // A parent that dies leaves the child to init or a subreaper: the
+    // parent pid changes. Often enough to stop within a step or two.
+    while (::getppid() == launcher) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    spdlog::error("worker {}: its launcher (pid {}) is gone; exiting now, without a checkpoint, "
+                  "so as not to write into a run that a restarted launcher may be using. The "
+                  "last complete checkpoint resumes the run",
+                  rank, launcher);
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  }).detach();
 }
 
 }  // namespace t2t

@@ -18,4 +18,11 @@ int run_local_workers(const std::vector<std::string>& args, int workers);
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_local_port();
 
+// For a worker of a launcher (torchrun's agent, or --worker_gpu's first
+// process): ends this process, with a line naming the launcher, as soon as
+// the launcher is gone (killed with SIGKILL, say), instead of training on
+// and writing checkpoints into an --output_dir that a restarted launcher's
+// workers may be using. Watches the parent process from a thread; call once.
+void exit_when_launcher_dies(int rank);
+
 }  // namespace t2t
