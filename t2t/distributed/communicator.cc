@@ -6,8 +6,16 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
@@ -21,6 +29,41 @@ std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   return std::string(v);
+}
+
+std::optional<std::string> env_string(const char* name) { return env(name); }
+
+// The local address the kernel routes to `host` from (a UDP socket's
+// connect sends nothing). Throws t2t::Error naming MASTER_ADDR when it
+// does not resolve or no route leads there.
+std::string local_address_towards(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found)
+    throw Error("MASTER_ADDR=" + host + " does not resolve to an address");
+  std::string out;
+  for (addrinfo* ai = found; ai && out.empty(); ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, SOCK_DGRAM, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof(local);
+    char text[INET6_ADDRSTRLEN] = {0};
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      const void* where = local.ss_family == AF_INET
+                              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+                              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+      if (::inet_ntop(local.ss_family, where, text, sizeof(text))) out = text;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (out.empty())
+    throw Error("no network route from this machine to MASTER_ADDR=" + host +
+                "; set GLOO_SOCKET_IFNAME to the interface the workers reach each other through");
+  return out;
 }
 
 int env_int(const char* name, int min, int max, std::optional<int> fallback) {
@@ -90,6 +133,55 @@ class C10dCommunicator final : public Communicator {
 
 }  // namespace
 
+namespace {
+
+// The first line of an exception's text: c10's errors append a C++ stack
+// that says nothing to a user.
+std::string first_line(const std::string& text) {
+  const size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+// Where this worker's Gloo listens, which it advertises to the others.
+struct GlooAddress {
+  std::vector<std::string> interfaces;  // GLOO_SOCKET_IFNAME's, when set
+  std::string host;                     // else this address
+  std::string said;                     // for messages
+};
+
+// GLOO_SOCKET_IFNAME (interfaces, comma-separated) when set, as PyTorch
+// honours it; on one machine the loopback; else the local address through
+// which MASTER_ADDR is reached. Not the hostname's: in most containers and
+// network namespaces it resolves to 127.0.0.1, which no other machine
+// reaches.
+GlooAddress gloo_address(const WorkerEnv& env) {
+  GlooAddress a;
+  if (auto names = env_string("GLOO_SOCKET_IFNAME")) {
+    std::string item;
+    for (size_t i = 0; i <= names->size(); ++i) {
+      if (i == names->size() || (*names)[i] == ',') {
+        if (!item.empty()) a.interfaces.push_back(item);
+        item.clear();
+      } else {
+        item += (*names)[i];
+      }
+    }
+    a.said = "GLOO_SOCKET_IFNAME=" + *names;
+    if (!a.interfaces.empty()) return a;
+  }
+  if (env.master_addr == "127.0.0.1" || env.master_addr == "localhost") {
+    a.host = "127.0.0.1";
+    a.said = "127.0.0.1 (MASTER_ADDR is this machine's loopback)";
+    return a;
+  }
+  a.host = local_address_towards(env.master_addr, env.master_port);
+  a.said = a.host + " (the address through which this machine reaches MASTER_ADDR=" +
+           env.master_addr + ")";
+  return a;
+}
+
+}  // namespace
+
 std::optional<WorkerEnv> worker_env_from_environment() {
   if (!env("WORLD_SIZE")) return std::nullopt;
   WorkerEnv w;
@@ -132,16 +224,35 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
     return std::make_unique<C10dCommunicator>(std::move(nccl), "nccl", device);
   }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  // The loopback device covers one machine; across machines Gloo must use
-  // an interface the others can reach, which the hostname resolves to.
-  const bool local = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
-  options->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                   : c10d::ProcessGroupGloo::createDefaultDevice());
+  const GlooAddress address = gloo_address(env);
+  try {
+    for (const std::string& iface : address.interfaces)
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
+    if (address.interfaces.empty())
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(address.host));
+  } catch (const std::exception& e) {
+    throw Error("worker " + std::to_string(env.rank) + ": Gloo cannot use " + address.said +
+                " (" + first_line(e.what()) + "). Set GLOO_SOCKET_IFNAME to the network "
+                "interface through which the workers reach each other (ip -brief addr lists "
+                "them)");
+  }
   options->threads = 2;
   auto store_gloo = c10::make_intrusive<c10d::PrefixStore>("gloo", store);
-  return std::make_unique<C10dCommunicator>(
-      c10::make_intrusive<c10d::ProcessGroupGloo>(store_gloo, env.rank, env.world_size, options),
-      "gloo", c10::Device(c10::kCPU));
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  try {
+    // Connects the full mesh: every worker to every other, at the address
+    // each advertised through the store.
+    group = c10::make_intrusive<c10d::ProcessGroupGloo>(store_gloo, env.rank, env.world_size,
+                                                        options);
+  } catch (const std::exception& e) {
+    throw Error("worker " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+                " met the others at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +
+                std::to_string(env.master_port) + " but Gloo could not connect them, " +
+                "advertising " + address.said + " (" + first_line(e.what()) + "). Each worker "
+                "must advertise an address the others reach: set GLOO_SOCKET_IFNAME to that "
+                "interface on every machine, or make the hostname resolve to it");
+  }
+  return std::make_unique<C10dCommunicator>(std::move(group), "gloo", c10::Device(c10::kCPU));
 }
 
 std::vector<std::string> Communicator::all_gather_strings(const std::string& mine) {

@@ -1,0 +1,120 @@
+// Training across two hosts on a real network link: two network namespaces
+// made by the test, joined by a veth pair with private addresses inside
+// them only, one torchrun agent in each (the static rendezvous the README
+// shows), the real t2t-trainer over Gloo across the link. Everything the
+// test creates it removes, failing or not. Without the privilege to make
+// namespaces the test is reported skipped, with the reason.
+#include <ATen/core/Tensor.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "tests/background_process.h"
+#include "tests/test_util.h"
+
+namespace fs = std::filesystem;
+using Catch::Contains;
+using t2t::test::run_command;
+using t2t::test::TempDir;
+
+namespace {
+
+// Two namespaces, "<name>a" (10.231.<n>.1) and "<name>b" (10.231.<n>.2),
+// joined by a veth pair; removed when this goes (the pair goes with them).
+class TwoHosts {
+ public:
+  TwoHosts() {
+    const int n = static_cast<int>(::getpid() % 200) + 20;
+    name_ = "t2tnet" + std::to_string(::getpid());
+    subnet_ = "10.231." + std::to_string(n) + ".";
+    const std::string a = name_ + "a", b = name_ + "b";
+    const std::string va = "t2tv" + std::to_string(::getpid()) + "a";
+    const std::string vb = "t2tv" + std::to_string(::getpid()) + "b";
+    const auto r = run_command("ip netns add " + a + " && ip netns add " + b +
+                               " && ip link add " + va + " type veth peer name " + vb +
+                               " && ip link set " + va + " netns " + a + " && ip link set " + vb +
+                               " netns " + b + " && ip -n " + a + " addr add " + subnet_ +
+                               "1/24 dev " + va + " && ip -n " + b + " addr add " + subnet_ +
+                               "2/24 dev " + vb + " && ip -n " + a + " link set " + va +
+                               " up && ip -n " + b + " link set " + vb + " up && ip -n " + a +
+                               " link set lo up && ip -n " + b + " link set lo up");
+    ok_ = r.exit_code == 0;
+    why_ = r.output;
+  }
+  ~TwoHosts() { run_command("ip netns del " + name_ + "a; ip netns del " + name_ + "b"); }
+  bool ok() const { return ok_; }
+  const std::string& why() const { return why_; }
+  // Runs `command` in host 0 or 1.
+  std::string in(int host, const std::string& command) const {
+    return "ip netns exec " + name_ + (host == 0 ? "a " : "b ") + command;
+  }
+  std::string address(int host) const { return subnet_ + (host == 0 ? "1" : "2"); }
+  std::string interface(int host) const {
+    return "t2tv" + std::to_string(::getpid()) + (host == 0 ? "a" : "b");
+  }
+
+ private:
+  std::string name_, subnet_, why_;
+  bool ok_ = false;
+};
+
+std::string torchrun() {
+  const fs::path path = fs::path(T2T_TEST_PYTHON).parent_path() / "torchrun";
+  return fs::exists(path) ? path.string() : "";
+}
+
+}  // namespace
+
+TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distributed][two_hosts][e2e]") {
+  const std::string launcher = torchrun();
+  if (launcher.empty()) T2T_SKIP("no torchrun beside " << T2T_TEST_PYTHON);
+  TwoHosts hosts;
+  if (!hosts.ok())
+    T2T_SKIP("cannot make network namespaces here (root and ip netns are needed): " << hosts.why());
+  TempDir dir("two_hosts");
+  const std::string data = dir / "data";
+  REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code == 0);
+  const std::string out = dir / "run";
+  const std::string trainer =
+      " --no-python ./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+      "--hparams_set=transformer_tiny --hparams='batch_size=512,hidden_size=64,filter_size=128,"
+      "num_heads=2' --device=cpu --threads=1 --schedule=train --log_step_count_steps=10 "
+      "--train_steps=30 --data_dir=" + data + " --output_dir=" + out;
+  const auto agent = [&](int host) {
+    return hosts.in(host, launcher + " --nnodes=2 --nproc_per_node=1 --node_rank=" +
+                              std::to_string(host) + " --master_addr=" + hosts.address(0) +
+                              " --master_port=29517" + trainer);
+  };
+  t2t::test::BackgroundProcess host0(agent(0), dir / "host0.log");
+  t2t::test::BackgroundProcess host1(agent(1), dir / "host1.log");
+  const int status0 = host0.wait_exit(180), status1 = host1.wait_exit(180);
+  INFO("host 0:\n" << host0.log() << "\nhost 1:\n" << host1.log());
+  CHECK(status0 == 0);
+  CHECK(status1 == 0);
+  CHECK_THAT(host0.log(), Contains("worker 0 of 2 joined (gloo on cpu)"));
+  REQUIRE(fs::exists(out + "/model.ckpt-30.pt"));
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(out + "/model.ckpt-30.pt", &meta);
+  CHECK(meta.worker_rng_states.size() == 2);
+
+  // GLOO_SOCKET_IFNAME names the interface; a wrong one is one clear line.
+  const std::string bad = dir / "bad";
+  const auto bad_agent = [&](int host) {
+    return hosts.in(host, "env GLOO_SOCKET_IFNAME=nosuch0 " + launcher +
+                              " --nnodes=2 --nproc_per_node=1 --node_rank=" +
+                              std::to_string(host) + " --master_addr=" + hosts.address(0) +
+                              " --master_port=29518" + trainer + "_bad");
+  };
+  t2t::test::BackgroundProcess bad0(bad_agent(0), dir / "bad0.log");
+  t2t::test::BackgroundProcess bad1(bad_agent(1), dir / "bad1.log");
+  const int bad_status0 = bad0.wait_exit(180), bad_status1 = bad1.wait_exit(180);
+  INFO("bad host 0:\n" << bad0.log());
+  CHECK(bad_status0 != 0);
+  CHECK(bad_status1 != 0);
+  CHECK_THAT(bad0.log(), Contains("Gloo cannot use GLOO_SOCKET_IFNAME=nosuch0") &&
+                             Contains("ip -brief addr"));
+  CHECK_THAT(bad0.log(), !Contains("frame #0"));
+}
