@@ -90,7 +90,7 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   };
   t2t::test::BackgroundProcess host0(agent(0), dir / "host0.log");
   t2t::test::BackgroundProcess host1(agent(1), dir / "host1.log");
-  const int status0 = host0.wait_exit(180), status1 = host1.wait_exit(180);
+  const int status0 = host0.wait_exit(120), status1 = host1.wait_exit(120);
   INFO("host 0:\n" << host0.log() << "\nhost 1:\n" << host1.log());
   CHECK(status0 == 0);
   CHECK(status1 == 0);
@@ -99,6 +99,26 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   t2t::CheckpointMeta meta;
   t2t::read_checkpoint_tensors(out + "/model.ckpt-30.pt", &meta);
   CHECK(meta.worker_rng_states.size() == 2);
+
+  // torchrun's c10d rendezvous: where the machines' hostnames do not
+  // resolve to their addresses on the link (here, as in most containers,
+  // they resolve to the loopback), the agent on the endpoint's host must be
+  // told it hosts the store (--rdzv_conf=is_host=1), and every agent its own
+  // address (--local_addr), which it hands its workers as MASTER_ADDR.
+  const std::string rdzv = dir / "rdzv";
+  const auto rdzv_agent = [&](int host) {
+    return hosts.in(host, launcher + " --nnodes=2 --nproc_per_node=1 --rdzv_backend=c10d"
+                              " --rdzv_endpoint=" + hosts.address(0) + ":29519 --rdzv_id=t2t" +
+                              (host == 0 ? " --rdzv_conf=is_host=1" : "") +
+                              " --local_addr=" + hosts.address(host) + trainer + "_rdzv");
+  };
+  t2t::test::BackgroundProcess rdzv0(rdzv_agent(0), dir / "rdzv0.log");
+  t2t::test::BackgroundProcess rdzv1(rdzv_agent(1), dir / "rdzv1.log");
+  const int rdzv_status0 = rdzv0.wait_exit(120), rdzv_status1 = rdzv1.wait_exit(120);
+  INFO("rendezvous host 0:\n" << rdzv0.log() << "\nrendezvous host 1:\n" << rdzv1.log());
+  CHECK(rdzv_status0 == 0);
+  CHECK(rdzv_status1 == 0);
+  CHECK(fs::exists(out + "_rdzv/model.ckpt-30.pt"));
 
   // GLOO_SOCKET_IFNAME names the interface; a wrong one is one clear line.
   const std::string bad = dir / "bad";
@@ -110,7 +130,7 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   };
   t2t::test::BackgroundProcess bad0(bad_agent(0), dir / "bad0.log");
   t2t::test::BackgroundProcess bad1(bad_agent(1), dir / "bad1.log");
-  const int bad_status0 = bad0.wait_exit(180), bad_status1 = bad1.wait_exit(180);
+  const int bad_status0 = bad0.wait_exit(120), bad_status1 = bad1.wait_exit(120);
   INFO("bad host 0:\n" << bad0.log());
   CHECK(bad_status0 != 0);
   CHECK(bad_status1 != 0);
