@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,4 +95,81 @@ TEST_CASE("torchrun --nproc_per_node=2 trains; a worker does not outlive a kille
   for (pid_t pid : left) ::kill(pid, SIGKILL);  // the test leaves nothing running
   CHECK(left.empty());
   CHECK_THAT(agent.log(), Contains("its launcher (pid") && Contains("is gone; exiting now"));
+}
+
+namespace {
+
+// The model's tensors of a checkpoint, by name.
+t2t::TensorMap model_tensors(const std::string& path) {
+  t2t::CheckpointMeta meta;
+  return t2t::read_checkpoint_tensors(path, &meta);
+}
+
+}  // namespace
+
+TEST_CASE("torchrun --max_restarts: a worker killed with -9, the group restarts and ends where "
+          "an uninterrupted run ends",
+          "[distributed][torchrun][e2e]") {
+  const std::string launcher = torchrun();
+  if (launcher.empty()) T2T_SKIP("no torchrun beside " << T2T_TEST_PYTHON);
+  TempDir dir("torchrun_restart");
+  const std::string data = dir / "data";
+  REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code == 0);
+  const std::string start = launcher + " --standalone --nproc_per_node=2 --max_restarts=2 "
+                                       "--no-python ./t2t-trainer ";
+  const std::string steps = " --train_steps=60 --save_checkpoints_steps=20";
+  const std::string straight = dir / "straight";
+  auto r = run_command(start + trainer_flags(data, straight) + steps);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+
+  const std::string killed = dir / "killed";
+  t2t::test::BackgroundProcess agent(start + trainer_flags(data, killed) + steps,
+                                     dir / "agent.log");
+  REQUIRE(agent.wait_for("\\] step 30: loss", 120));
+  const auto workers = trainers_of(killed);
+  REQUIRE(!workers.empty());
+  ::kill(workers.back(), SIGKILL);
+  const int status = agent.wait_exit(180);
+  INFO(agent.log());
+  CHECK(status == 0);
+  CHECK_THAT(agent.log(), Contains("resuming from " + killed + "/model.ckpt-20.pt at step 20"));
+  // Bit-exact on the CPU: every input position and random state came back.
+  const auto a = model_tensors(straight + "/model.ckpt-60.pt");
+  const auto b = model_tensors(killed + "/model.ckpt-60.pt");
+  REQUIRE(a.size() == b.size());
+  REQUIRE(!a.empty());
+  size_t equal = 0;
+  for (const auto& [key, t] : a) equal += b.count(key) && t.equal(b.at(key));
+  CHECK(equal == a.size());
+}
+
+TEST_CASE("SIGTERM to torchrun's agent: every worker stops at one step with one checkpoint",
+          "[distributed][torchrun][e2e]") {
+  const std::string launcher = torchrun();
+  if (launcher.empty()) T2T_SKIP("no torchrun beside " << T2T_TEST_PYTHON);
+  TempDir dir("torchrun_sigterm");
+  const std::string data = dir / "data";
+  REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code == 0);
+  const std::string out = dir / "run";
+  t2t::test::BackgroundProcess agent(launcher + " --standalone --nproc_per_node=2 --no-python "
+                                     "./t2t-trainer " + trainer_flags(data, out) +
+                                     " --train_steps=1000000 --save_checkpoints_steps=100000",
+                                     dir / "agent.log");
+  REQUIRE(agent.wait_for("\\] step 20: loss", 120));
+  agent.signal(SIGTERM);
+  agent.wait_exit(120);
+  INFO(agent.log());
+  std::smatch m;
+  const std::string log = agent.log();
+  REQUIRE(std::regex_search(log, m, std::regex("stopped at step (\\d+) of 1000000 \\(SIGTERM\\): saved")));
+  const std::string step = m[1];
+  CHECK(fs::exists(out + "/model.ckpt-" + step + ".pt"));
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(out + "/model.ckpt-" + step + ".pt", &meta);
+  CHECK(meta.worker_rng_states.size() == 2);
+  CHECK(trainers_of(out).empty());
+  // No file under --output_dir is left half-written under a temporary name.
+  for (const auto& f : fs::recursive_directory_iterator(out))
+    CHECK(f.path().filename().string().find(".tmp") == std::string::npos);
 }
