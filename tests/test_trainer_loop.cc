@@ -28,6 +28,7 @@
 #include "t2t/train/stop_request.h"
 #include "t2t/train/trainer.h"
 #include "t2t/core/hparams.h"
+#include "t2t/core/runtime.h"
 #include "t2t/model/t2t_model.h"
 #include "tests/background_process.h"
 #include "tests/test_util.h"
@@ -105,23 +106,6 @@ std::string process_name(pid_t pid) {
   return name;
 }
 
-// The processes whose parent is `pid`.
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0;
-    if (rest >> state >> ppid && ppid == pid) out.push_back(std::stoi(name));
-  }
-  return out;
-}
 
 // The step of the "stopped at step N" line, -1 without one.
 int64_t stopped_step(const std::string& log) {
@@ -601,9 +585,9 @@ TEST_CASE("with --worker_gpu, a SIGINT to the launcher or early stopping stops e
   // The launcher and its workers are found by the binary's name, as
   // operators look for them (pgrep -x t2t-trainer), not named "exe".
   CHECK(process_name(trainer_process.pid()) == "t2t-trainer");
-  const auto workers = children_of(trainer_process.pid());
+  const auto workers = t2t::child_processes(trainer_process.pid());
   CHECK(workers.size() == 2);
-  for (pid_t w : workers) CHECK(process_name(w) == "t2t-trainer");
+  for (int w : workers) CHECK(process_name(w) == "t2t-trainer");
   CHECK_THAT(run_command("pgrep -x t2t-trainer").output,
              Catch::Contains(std::to_string(trainer_process.pid())));
   trainer_process.signal(SIGINT);

@@ -1,9 +1,13 @@
 #include "t2t/core/runtime.h"
 
+#include <dirent.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "t2t/core/cuda_loader.h"
@@ -39,6 +43,27 @@ int set_num_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(threads);
   return threads;
+}
+
+std::vector<int> child_processes(int parent) {
+  std::vector<int> children;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return children;
+  while (const dirent* entry = ::readdir(proc)) {
+    const char* name = entry->d_name;
+    if (name[0] < '0' || name[0] > '9') continue;
+    std::ifstream stat(std::string("/proc/") + name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) children.push_back(std::atoi(name));
+  }
+  ::closedir(proc);
+  return children;
 }
 
 std::string resolve_device(const std::string& flag) {

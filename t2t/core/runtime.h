@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace t2t {
 
@@ -20,6 +21,10 @@ void ensure_runtime_environment(int argc, char** argv);
 // "/proc/self/exe" itself would rename it "exe". "/proc/self/exe" when the
 // path cannot be read or the file is gone.
 std::string self_executable();
+
+// The processes whose parent is `parent`, from /proc (empty where it cannot
+// be read): a launcher's workers, to pass a stop on to.
+std::vector<int> child_processes(int parent);
 
 // Loads LibTorch's CUDA half (cuda_loader.h) when this machine has an NVIDIA
 // driver, and does nothing otherwise. LibTorch decides once, the first time

@@ -1,6 +1,5 @@
 #include "t2t/train/stop_request.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,10 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
+
+#include "t2t/core/runtime.h"
 
 namespace t2t {
 
@@ -88,29 +87,6 @@ void on_signal(int sig, siginfo_t*, void*) {
   errno = saved;
 }
 
-// The processes whose parent is this one, from /proc.
-std::vector<pid_t> child_processes() {
-  std::vector<pid_t> children;
-  const pid_t self = ::getpid();
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return children;
-  while (const dirent* entry = ::readdir(proc)) {
-    const char* name = entry->d_name;
-    if (name[0] < '0' || name[0] > '9') continue;
-    std::ifstream stat(std::string("/proc/") + name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    // pid (comm) state ppid ...: comm may hold spaces and parentheses.
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0;
-    if (rest >> state >> ppid && ppid == self) children.push_back(std::atoi(name));
-  }
-  ::closedir(proc);
-  return children;
-}
-
 }  // namespace
 
 void install_stop_handlers() {
@@ -162,7 +138,7 @@ StopForwarder::StopForwarder() : impl_(std::make_unique<Impl>()) {
     while (!impl->done) {
       const int received = g_direct;
       for (; passed < received; ++passed)
-        for (pid_t child : child_processes()) ::kill(child, SIGUSR1);
+        for (int child : child_processes(::getpid())) ::kill(child, SIGUSR1);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
