@@ -78,11 +78,12 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   const std::string data = dir / "data";
   REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code == 0);
   const std::string out = dir / "run";
-  const std::string trainer =
+  const std::string trainer_at =
       " --no-python ./t2t-trainer --problem=translate_enzh_sample --model=transformer "
       "--hparams_set=transformer_tiny --hparams='batch_size=512,hidden_size=64,filter_size=128,"
       "num_heads=2' --device=cpu --threads=1 --schedule=train --log_step_count_steps=10 "
-      "--train_steps=30 --data_dir=" + data + " --output_dir=" + out;
+      "--train_steps=30 --data_dir=" + data + " --output_dir=";
+  const std::string trainer = trainer_at + out;
   const auto agent = [&](int host) {
     return hosts.in(host, launcher + " --nnodes=2 --nproc_per_node=1 --node_rank=" +
                               std::to_string(host) + " --master_addr=" + hosts.address(0) +
@@ -119,6 +120,28 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   CHECK(rdzv_status0 == 0);
   CHECK(rdzv_status1 == 0);
   CHECK(fs::exists(out + "_rdzv/model.ckpt-30.pt"));
+
+  // An --output_dir the hosts do not share (host 1 sees a tmpfs of its own
+  // there, in a mount namespace of its own): refused at start, by both.
+  const std::string outs = dir / "outs";
+  fs::create_directories(outs);
+  const auto unshared_agent = [&](int host) {
+    const std::string run = launcher + " --nnodes=2 --nproc_per_node=1 --node_rank=" +
+                            std::to_string(host) + " --master_addr=" + hosts.address(0) +
+                            " --master_port=29521" + trainer_at + outs + "/run";
+    return host == 0 ? hosts.in(0, run)
+                     : hosts.in(1, "unshare -m sh -c \"mount -t tmpfs tmpfs '" + outs +
+                                       "' && exec " + run + "\"");
+  };
+  t2t::test::BackgroundProcess apart0(unshared_agent(0), dir / "apart0.log");
+  t2t::test::BackgroundProcess apart1(unshared_agent(1), dir / "apart1.log");
+  const int apart_status0 = apart0.wait_exit(120), apart_status1 = apart1.wait_exit(120);
+  INFO("unshared host 0:\n" << apart0.log() << "\nunshared host 1:\n" << apart1.log());
+  CHECK(apart_status0 != 0);
+  CHECK(apart_status1 != 0);
+  CHECK_THAT(apart0.log(), Contains("is not one directory that every worker sees: worker 1 (host") &&
+                               Contains("finds no " + outs + "/run/.t2t-shared-check"));
+  CHECK_FALSE(fs::exists(outs + "/run/model.ckpt-30.pt"));
 
   // GLOO_SOCKET_IFNAME names the interface; a wrong one is one clear line.
   const std::string bad = dir / "bad";

@@ -216,11 +216,17 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
                 ":" + std::to_string(env.master_port) + " (" + e.what() +
                 "). Check that rank 0 runs, the address is reachable and the port is free.");
   }
+  // Under torchrun the workers share the agent's store, which outlives a
+  // restart of the group (--max_restarts): each attempt takes keys of its
+  // own, or a restarted worker would read the dead group's addresses.
+  const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const std::string attempt = restarts && *restarts ? restarts : "0";
   if (device.is_cuda()) {
     // NCCL lives in LibTorch's CUDA half, reached through libt2t_cuda.so.
     const auto make = reinterpret_cast<MakeNcclBackend>(cuda_module_symbol(kMakeNcclBackend));
     c10::intrusive_ptr<c10d::Backend> nccl;
-    make(store, env.rank, env.world_size, timeout, &nccl);
+    make(c10::make_intrusive<c10d::PrefixStore>("nccl/" + attempt, store), env.rank,
+         env.world_size, timeout, &nccl);
     return std::make_unique<C10dCommunicator>(std::move(nccl), "nccl", device);
   }
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -237,7 +243,7 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
                 "them)");
   }
   options->threads = 2;
-  auto store_gloo = c10::make_intrusive<c10d::PrefixStore>("gloo", store);
+  auto store_gloo = c10::make_intrusive<c10d::PrefixStore>("gloo/" + attempt, store);
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
   try {
     // Connects the full mesh: every worker to every other, at the address

@@ -1,6 +1,7 @@
 #include "t2t/train/trainer.h"
 
 #include <ATen/autocast_mode.h>
+#include <unistd.h>
 #include <torch/torch.h>
 
 #include <array>
@@ -8,11 +9,13 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <random>
 
 #include <yaml-cpp/yaml.h>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
+#include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
@@ -304,7 +307,47 @@ class TrainingRun {
 
   int cuda_index() const { return device_.has_index() ? device_.index() : 0; }
 
+  // Every worker must see the chief's --output_dir, where the chief alone
+  // writes checkpoints that every worker resumes from: the chief leaves a
+  // file of its own there and the others look for it. Said at start, not
+  // when a restart an hour later finds the checkpoints on one host only.
+  void check_shared_output_dir() {
+    const fs::path marker = fs::path(options_.output_dir) / ".t2t-shared-check";
+    std::string token;
+    if (chief_) {
+      token = std::to_string(std::random_device{}()) + "-" + std::to_string(::getpid());
+      write_file_atomic(marker.string(), token);
+    }
+    // A collective: the chief's file is written before anyone looks.
+    const std::string want = communicator_->all_gather_strings(token)[0];
+    std::string seen;
+    try {
+      seen = read_file(marker.string());
+    } catch (const Error&) {
+    }
+    char host[256] = "?";
+    ::gethostname(host, sizeof(host) - 1);
+    const std::string mine =
+        seen == want ? std::string()
+                     : "worker " + std::to_string(worker_.rank) + " (host " + host + ") " +
+                           (seen.empty() ? "finds no " : "finds another run's ") +
+                           marker.string();
+    std::vector<std::string> problems;
+    for (const std::string& p : communicator_->all_gather_strings(mine))
+      if (!p.empty()) problems.push_back(p);
+    if (chief_) {
+      std::error_code ec;
+      fs::remove(marker, ec);
+    }
+    if (!problems.empty())
+      throw Error("--output_dir=" + options_.output_dir + " is not one directory that every "
+                  "worker sees: " + join(problems, "; ") + ", which worker 0 wrote. Worker 0 "
+                  "alone writes checkpoints there and every worker resumes from them: put it "
+                  "on a file system all machines share");
+  }
+
   void synchronize_workers() {
+    check_shared_output_dir();
     // Workers that resumed from different steps would run different numbers
     // of steps and wait on each other for ever.
     at::Tensor chief_step = torch::tensor({step_}, torch::kInt64).to(communicator_->device());
