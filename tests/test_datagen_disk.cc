@@ -56,7 +56,7 @@ TEST_CASE("the shards' size is estimated from the text and the peak counts tempo
   CHECK_NOTHROW(t2t::check_disk_space(dir / "data", {dev}, false, 2));
 }
 
-TEST_CASE("streams tell how much text is still to come; ConcatStream reads its parts in order",
+TEST_CASE("streams tell how much text is still to come, and ConcatStream reads its parts in order",
           "[datagen][disk]") {
   TempDir dir("stream_bytes");
   std::ofstream(dir / "a.en") << "one\ntwo\n";

@@ -289,7 +289,7 @@ TEST_CASE("sampling options come from the model hparams, checked", "[sampling]")
   CHECK_FALSE(o.draws());
 }
 
-TEST_CASE("t2t-decoder samples reproducibly by --random_seed; t2t-serve refuses sampling",
+TEST_CASE("t2t-decoder samples reproducibly by --random_seed, and t2t-serve refuses sampling",
           "[sampling][e2e]") {
   static t2t::test::SampleRun run("sampling_e2e");
   INFO(run.log);

@@ -59,7 +59,7 @@ std::vector<pid_t> trainers_of(const std::string& out) {
 
 }  // namespace
 
-TEST_CASE("torchrun --nproc_per_node=2 trains; a worker does not outlive a killed agent",
+TEST_CASE("torchrun --nproc_per_node=2 trains, and a worker does not outlive a killed agent",
           "[distributed][torchrun][e2e]") {
   const std::string launcher = torchrun();
   if (launcher.empty()) T2T_SKIP("no torchrun beside " << T2T_TEST_PYTHON);

@@ -529,7 +529,7 @@ TEST_CASE("SIGTERM stops training after the step with a checkpoint, and the run 
   }
 }
 
-TEST_CASE("a repeated stop signal within a second is the same stop; one later stops at once",
+TEST_CASE("a repeated stop signal within a second is the same stop, and one later stops at once",
           "[trainer_loop]") {
   // In a child process: the second case ends it by its signal.
   const auto child_status = [](int gap_ms) {
