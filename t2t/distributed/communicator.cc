@@ -31,8 +31,6 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
-std::optional<std::string> env_string(const char* name) { return env(name); }
-
 // The local address the kernel routes to `host` from (a UDP socket's
 // connect sends nothing). Throws t2t::Error naming MASTER_ADDR when it
 // does not resolve or no route leads there.
@@ -154,9 +152,9 @@ struct GlooAddress {
 // which MASTER_ADDR is reached. Not the hostname's: in most containers and
 // network namespaces it resolves to 127.0.0.1, which no other machine
 // reaches.
-GlooAddress gloo_address(const WorkerEnv& env) {
+GlooAddress gloo_address(const WorkerEnv& worker) {
   GlooAddress a;
-  if (auto names = env_string("GLOO_SOCKET_IFNAME")) {
+  if (auto names = env("GLOO_SOCKET_IFNAME")) {
     std::string item;
     for (size_t i = 0; i <= names->size(); ++i) {
       if (i == names->size() || (*names)[i] == ',') {
@@ -169,14 +167,14 @@ GlooAddress gloo_address(const WorkerEnv& env) {
     a.said = "GLOO_SOCKET_IFNAME=" + *names;
     if (!a.interfaces.empty()) return a;
   }
-  if (env.master_addr == "127.0.0.1" || env.master_addr == "localhost") {
+  if (worker.master_addr == "127.0.0.1" || worker.master_addr == "localhost") {
     a.host = "127.0.0.1";
     a.said = "127.0.0.1 (MASTER_ADDR is this machine's loopback)";
     return a;
   }
-  a.host = local_address_towards(env.master_addr, env.master_port);
+  a.host = local_address_towards(worker.master_addr, worker.master_port);
   a.said = a.host + " (the address through which this machine reaches MASTER_ADDR=" +
-           env.master_addr + ")";
+           worker.master_addr + ")";
   return a;
 }
 
