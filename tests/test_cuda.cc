@@ -228,7 +228,7 @@ TEST_CASE("one NCCL worker: collectives and a training step", "[cuda][distribute
   if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   t2t::WorkerEnv env;
   env.master_port = t2t::free_local_port();
-  auto comm = t2t::Communicator::connect(env, kCuda, std::chrono::seconds(60));
+  auto comm = t2t::Communicator::connect(env, kCuda, {std::chrono::seconds(60), std::chrono::seconds(60)});
   CHECK(comm->backend() == "nccl");
   CHECK(comm->device() == kCuda);
   auto x = torch::arange(10, torch::kFloat).to(kCuda);

@@ -19,45 +19,16 @@
 #include "t2t/checkpoint/checkpoint.h"
 #include "tests/background_process.h"
 #include "tests/test_util.h"
+#include "tests/torchrun_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 using t2t::test::run_command;
 using t2t::test::TempDir;
-
-namespace {
-
-// torchrun beside the tests' Python, or "" when that Python has no torch.
-std::string torchrun() {
-  const fs::path path = fs::path(T2T_TEST_PYTHON).parent_path() / "torchrun";
-  return fs::exists(path) ? path.string() : "";
-}
-
-std::string trainer_flags(const std::string& data, const std::string& out) {
-  return "--problem=translate_enzh_sample --model=transformer --hparams_set=transformer_tiny "
-         "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2' --device=cpu "
-         "--threads=1 --schedule=train --log_step_count_steps=10 --data_dir=" + data +
-         " --output_dir=" + out;
-}
-
-// The t2t-trainer processes whose command line names `out`.
-std::vector<pid_t> trainers_of(const std::string& out) {
-  std::vector<pid_t> found;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ifstream comm_in(e.path() / "comm");
-    std::string comm;
-    std::getline(comm_in, comm);
-    if (comm == "t2t-trainer" && cmdline.find(out) != std::string::npos)
-      found.push_back(std::stoi(name));
-  }
-  return found;
-}
-
-}  // namespace
+using t2t::test::torchrun;
+using t2t::test::trainers_of;
+using t2t::test::wait_trainers_gone;
+const auto trainer_flags = t2t::test::tiny_trainer_flags;
 
 TEST_CASE("torchrun --nproc_per_node=2 trains, and a worker does not outlive a killed agent",
           "[distributed][torchrun][e2e]") {
@@ -87,25 +58,10 @@ TEST_CASE("torchrun --nproc_per_node=2 trains, and a worker does not outlive a k
   REQUIRE(trainers_of(orphaned).size() == 2);
   agent.signal(SIGKILL);
   agent.wait_exit();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!trainers_of(orphaned).empty() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   INFO(agent.log());
-  const auto left = trainers_of(orphaned);
-  for (pid_t pid : left) ::kill(pid, SIGKILL);  // the test leaves nothing running
-  CHECK(left.empty());
+  CHECK(wait_trainers_gone(orphaned, 20).empty());
   CHECK_THAT(agent.log(), Contains("its launcher (pid") && Contains("is gone; exiting now"));
 }
-
-namespace {
-
-// The model's tensors of a checkpoint, by name.
-t2t::TensorMap model_tensors(const std::string& path) {
-  t2t::CheckpointMeta meta;
-  return t2t::read_checkpoint_tensors(path, &meta);
-}
-
-}  // namespace
 
 TEST_CASE("torchrun --max_restarts: a worker killed with -9, the group restarts and ends where "
           "an uninterrupted run ends",
@@ -135,13 +91,7 @@ TEST_CASE("torchrun --max_restarts: a worker killed with -9, the group restarts 
   CHECK(status == 0);
   CHECK_THAT(agent.log(), Contains("resuming from " + killed + "/model.ckpt-20.pt at step 20"));
   // Bit-exact on the CPU: every input position and random state came back.
-  const auto a = model_tensors(straight + "/model.ckpt-60.pt");
-  const auto b = model_tensors(killed + "/model.ckpt-60.pt");
-  REQUIRE(a.size() == b.size());
-  REQUIRE(!a.empty());
-  size_t equal = 0;
-  for (const auto& [key, t] : a) equal += b.count(key) && t.equal(b.at(key));
-  CHECK(equal == a.size());
+  t2t::test::check_same_weights(straight + "/model.ckpt-60.pt", killed + "/model.ckpt-60.pt");
 }
 
 TEST_CASE("SIGTERM to torchrun's agent: every worker stops at one step with one checkpoint",
@@ -169,7 +119,6 @@ TEST_CASE("SIGTERM to torchrun's agent: every worker stops at one step with one 
   t2t::read_checkpoint_tensors(out + "/model.ckpt-" + step + ".pt", &meta);
   CHECK(meta.worker_rng_states.size() == 2);
   CHECK(trainers_of(out).empty());
-  // No file under --output_dir is left half-written under a temporary name.
-  for (const auto& f : fs::recursive_directory_iterator(out))
-    CHECK(f.path().filename().string().find(".tmp") == std::string::npos);
+  // No file under --output_dir is left half-written.
+  CHECK(t2t::test::check_files_complete(out) == std::stoll(step));
 }

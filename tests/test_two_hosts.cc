@@ -5,68 +5,23 @@
 // test creates it removes, failing or not. Without the privilege to make
 // namespaces the test is reported skipped, with the reason.
 #include <ATen/core/Tensor.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <iostream>
+#include <regex>
 #include <string>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "tests/background_process.h"
 #include "tests/test_util.h"
+#include "tests/torchrun_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 using t2t::test::run_command;
 using t2t::test::TempDir;
-
-namespace {
-
-// Two namespaces, "<name>a" (10.231.<n>.1) and "<name>b" (10.231.<n>.2),
-// joined by a veth pair; removed when this goes (the pair goes with them).
-class TwoHosts {
- public:
-  TwoHosts() {
-    const int n = static_cast<int>(::getpid() % 200) + 20;
-    name_ = "t2tnet" + std::to_string(::getpid());
-    subnet_ = "10.231." + std::to_string(n) + ".";
-    const std::string a = name_ + "a", b = name_ + "b";
-    const std::string va = "t2tv" + std::to_string(::getpid()) + "a";
-    const std::string vb = "t2tv" + std::to_string(::getpid()) + "b";
-    const auto r = run_command("ip netns add " + a + " && ip netns add " + b +
-                               " && ip link add " + va + " type veth peer name " + vb +
-                               " && ip link set " + va + " netns " + a + " && ip link set " + vb +
-                               " netns " + b + " && ip -n " + a + " addr add " + subnet_ +
-                               "1/24 dev " + va + " && ip -n " + b + " addr add " + subnet_ +
-                               "2/24 dev " + vb + " && ip -n " + a + " link set " + va +
-                               " up && ip -n " + b + " link set " + vb + " up && ip -n " + a +
-                               " link set lo up && ip -n " + b + " link set lo up");
-    ok_ = r.exit_code == 0;
-    why_ = r.output;
-  }
-  ~TwoHosts() { run_command("ip netns del " + name_ + "a; ip netns del " + name_ + "b"); }
-  bool ok() const { return ok_; }
-  const std::string& why() const { return why_; }
-  // Runs `command` in host 0 or 1.
-  std::string in(int host, const std::string& command) const {
-    return "ip netns exec " + name_ + (host == 0 ? "a " : "b ") + command;
-  }
-  std::string address(int host) const { return subnet_ + (host == 0 ? "1" : "2"); }
-  std::string interface(int host) const {
-    return "t2tv" + std::to_string(::getpid()) + (host == 0 ? "a" : "b");
-  }
-
- private:
-  std::string name_, subnet_, why_;
-  bool ok_ = false;
-};
-
-std::string torchrun() {
-  const fs::path path = fs::path(T2T_TEST_PYTHON).parent_path() / "torchrun";
-  return fs::exists(path) ? path.string() : "";
-}
-
-}  // namespace
+using t2t::test::torchrun;
+using t2t::test::TwoHosts;
 
 TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distributed][two_hosts][e2e]") {
   const std::string launcher = torchrun();
@@ -100,6 +55,22 @@ TEST_CASE("two hosts on a real link train over Gloo under torchrun", "[distribut
   t2t::CheckpointMeta meta;
   t2t::read_checkpoint_tensors(out + "/model.ckpt-30.pt", &meta);
   CHECK(meta.worker_rng_states.size() == 2);
+  {
+    // bench/README.md's figure: tokens/s of the two hosts against one
+    // process with the same total batch (2 x 512 tokens), steps 20 to 30.
+    const auto rate = [](const std::string& log) {
+      static const std::regex re("step 30: loss [^,]+, lr [^,]+, (\\d+) tokens/s");
+      std::smatch m;
+      return std::regex_search(log, m, re) ? std::stod(m[1]) : 0.0;
+    };
+    std::string flags = t2t::test::tiny_trainer_flags(data, dir / "one") + " --train_steps=30";
+    flags.replace(flags.find("batch_size=512"), 14, "batch_size=1024");
+    const auto one = run_command("./t2t-trainer " + flags);
+    REQUIRE(one.exit_code == 0);
+    std::cout << "figure: two hosts (one worker, one thread each, batch 512 per worker) "
+              << rate(host0.log()) << " tokens/s; one host (one thread, batch 1024) "
+              << rate(one.output) << " tokens/s" << std::endl;
+  }
 
   // torchrun's c10d rendezvous: where the machines' hostnames do not
   // resolve to their addresses on the link (here, as in most containers,

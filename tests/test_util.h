@@ -75,7 +75,11 @@ struct TempDir {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
-  ~TempDir() { std::filesystem::remove_all(path); }
+  // T2T_TEST_KEEP=1 keeps it, to read what a test left (logs, runs).
+  ~TempDir() {
+    const char* keep = std::getenv("T2T_TEST_KEEP");
+    if (!keep || std::string(keep) != "1") std::filesystem::remove_all(path);
+  }
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 

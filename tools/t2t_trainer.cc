@@ -51,6 +51,12 @@ void add_trainer_flags(cxxopts::Options& options) {
        "Gloo on CPU, NCCL on CUDA, one GPU each). batch_size is per worker. For several "
        "machines, start one process per worker with torchrun (RANK, WORLD_SIZE, LOCAL_RANK, "
        "MASTER_ADDR, MASTER_PORT) instead.", value<int>()->default_value("1"))
+      ("collective_timeout", "With several workers: seconds a worker waits for the others in "
+       "a collective before the run ends with an error naming the one that did not answer (a "
+       "worker gone, a network link cut), rather than hang. Once all have met; the first "
+       "meeting waits up to 30 minutes. The chief's evaluations and checkpoint writes may take "
+       "longer: the others wait for those while it shows signs of life. (torch.distributed's "
+       "own default is 30 minutes.)", value<int64_t>()->default_value("300"))
       ("max_nonfinite_steps", "Steps with a NaN/Inf loss or gradient are skipped; this many in "
        "a row stop training (the last checkpoint stays intact).",
        value<int64_t>()->default_value("10"))
@@ -142,6 +148,7 @@ int train(const cxxopts::ParseResult& flags) {
   o.log_step_count_steps = flags["log_step_count_steps"].as<int64_t>();
   o.keep_checkpoint_max = flags["keep_checkpoint_max"].as<int>();
   o.seed = flags["random_seed"].as<uint64_t>();
+  o.collective_timeout_secs = flags["collective_timeout"].as<int64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
   o.mixed_precision = flags["mixed_precision"].as<std::string>();
   o.warm_start_from = flags["warm_start_from"].as<std::string>();

@@ -5,63 +5,31 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
-
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
 #include "t2t/cuda/cuda_module.h"
+#include "t2t/distributed/network_address.h"
 
 namespace t2t {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   return std::string(v);
-}
-
-// The local address the kernel routes to `host` from (a UDP socket's
-// connect sends nothing). Throws t2t::Error naming MASTER_ADDR when it
-// does not resolve or no route leads there.
-std::string local_address_towards(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_DGRAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found)
-    throw Error("MASTER_ADDR=" + host + " does not resolve to an address");
-  std::string out;
-  for (addrinfo* ai = found; ai && out.empty(); ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, SOCK_DGRAM, 0);
-    if (fd < 0) continue;
-    sockaddr_storage local{};
-    socklen_t len = sizeof(local);
-    char text[INET6_ADDRSTRLEN] = {0};
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
-      const void* where = local.ss_family == AF_INET
-                              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
-                              : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
-      if (::inet_ntop(local.ss_family, where, text, sizeof(text))) out = text;
-    }
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  if (out.empty())
-    throw Error("no network route from this machine to MASTER_ADDR=" + host +
-                "; set GLOO_SOCKET_IFNAME to the interface the workers reach each other through");
-  return out;
 }
 
 int env_int(const char* name, int min, int max, std::optional<int> fallback) {
@@ -80,27 +48,98 @@ int env_int(const char* name, int min, int max, std::optional<int> fallback) {
   return static_cast<int>(n);
 }
 
+// The first line of an exception's text: c10's errors append a C++ stack
+// that says nothing to a user.
+std::string first_line(const std::string& text) {
+  const size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+std::string seconds(std::chrono::milliseconds t) {
+  return std::to_string((t.count() + 999) / 1000) + " s";
+}
+
+// Who the other workers are, gathered through the store at start, so that
+// a failed collective can name the one that stopped answering.
+struct Peers {
+  int rank = 0;
+  std::vector<std::string> addresses;  // by rank; "" where not known
+  std::vector<std::string> described;  // by rank: "worker 1 (10.0.0.2, host b, pid 7)"
+  std::chrono::milliseconds timeout{0};
+  std::string backend = "Gloo";  // for messages
+
+  // The workers a failure's text points at: the one whose address Gloo
+  // names (where only one worker has it), else the only other worker.
+  std::vector<int> suspects(const std::string& text) const {
+    std::vector<int> out;
+    for (int r = 0; r < static_cast<int>(addresses.size()); ++r) {
+      if (r == rank || addresses[r].empty()) continue;
+      if (text.find("[" + addresses[r] + "]") == std::string::npos) continue;
+      int sharing = 0;
+      for (int q = 0; q < static_cast<int>(addresses.size()); ++q)
+        sharing += q != rank && addresses[q] == addresses[r];
+      if (sharing == 1) out.push_back(r);
+    }
+    if (out.empty() && addresses.size() == 2) out.push_back(1 - rank);
+    return out;
+  }
+
+  std::string explain(const std::string& error) const {
+    std::string said = first_line(error);
+    // The backend's own text, without its source location and its advice to read
+    // the other worker's log (said below, in the user's terms).
+    if (said.rfind("[", 0) == 0 && said.find(".cc:") < said.find("] "))
+      said = said.substr(said.find("] ") + 2);
+    if (const size_t advice = said.find(". This is typically"); advice != std::string::npos)
+      said.resize(advice);
+    std::string who;
+    for (int r : suspects(said)) who += (who.empty() ? "" : ", ") + described[r];
+    if (who.empty()) who = "another worker";
+    const bool timed_out = said.find("imed out") != std::string::npos ||
+                           said.find("timeout") != std::string::npos;
+    const bool closed = said.find("closed") != std::string::npos ||
+                        said.find("reset") != std::string::npos ||
+                        said.find("refused") != std::string::npos ||
+                        said.find("Broken pipe") != std::string::npos;
+    const std::string what =
+        timed_out ? who + " did not answer within the collective timeout (--collective_timeout=" +
+                        seconds(timeout) + ")"
+        : closed  ? who + " closed its connection (it stopped)"
+                  : who + " failed";
+    return "worker " + std::to_string(rank) + " of " + std::to_string(addresses.size()) +
+           ": a collective operation failed: " + what + " (" + backend + ": " + said +
+           "). A worker that stopped says why in its own log; if none did, the network between "
+           "them failed. Started again, the run resumes from its last checkpoint";
+  }
+};
+
 class Work final : public CollectiveWork {
  public:
-  explicit Work(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
+  Work(c10::intrusive_ptr<c10d::Work> work, std::shared_ptr<const Peers> peers)
+      : work_(std::move(work)), peers_(std::move(peers)) {}
   void wait() override {
     try {
       work_->wait();
     } catch (const std::exception& e) {
-      // Usually another worker died: its own message says why.
-      throw Error(std::string("a collective operation failed (did another worker stop?): ") +
-                  e.what());
+      throw Error(peers_->explain(e.what()));
     }
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  std::shared_ptr<const Peers> peers_;
 };
 
 class C10dCommunicator final : public Communicator {
  public:
-  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, std::string name, c10::Device device)
-      : backend_(std::move(backend)), name_(std::move(name)), device_(device) {}
+  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, std::string name,
+                   c10::Device device, c10::intrusive_ptr<c10d::Store> store,
+                   std::shared_ptr<const Peers> peers)
+      : backend_(std::move(backend)),
+        name_(std::move(name)),
+        device_(device),
+        store_(std::move(store)),
+        peers_(std::move(peers)) {}
 
   int rank() const override { return backend_->getRank(); }
   int size() const override { return backend_->getSize(); }
@@ -111,71 +150,134 @@ class C10dCommunicator final : public Communicator {
     std::vector<at::Tensor> tensors{tensor};
     c10d::AllreduceOptions options;
     options.reduceOp = c10d::ReduceOp::SUM;
-    return std::make_unique<Work>(backend_->allreduce(tensors, options));
+    return work(backend_->allreduce(tensors, options));
   }
 
   void broadcast(at::Tensor& tensor, int root) override {
     std::vector<at::Tensor> tensors{tensor};
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    Work(backend_->broadcast(tensors, options)).wait();
+    work(backend_->broadcast(tensors, options))->wait();
   }
 
-  void barrier() override { Work(backend_->barrier()).wait(); }
+  void barrier() override { work(backend_->barrier())->wait(); }
+
+  void chief_alone(const std::string& what, const std::function<void()>& work) override;
 
  private:
+  std::unique_ptr<CollectiveWork> work(c10::intrusive_ptr<c10d::Work> w) {
+    return std::make_unique<Work>(std::move(w), peers_);
+  }
+
   c10::intrusive_ptr<c10d::Backend> backend_;
   std::string name_;
   c10::Device device_;
+  c10::intrusive_ptr<c10d::Store> store_;  // this attempt's keys
+  std::shared_ptr<const Peers> peers_;
+  int64_t chief_tasks_ = 0;
 };
 
-}  // namespace
-
-namespace {
-
-// The first line of an exception's text: c10's errors append a C++ stack
-// that says nothing to a user.
-std::string first_line(const std::string& text) {
-  const size_t end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
+void C10dCommunicator::chief_alone(const std::string& what, const std::function<void()>& work) {
+  const std::string key = "chief/" + std::to_string(chief_tasks_++) + "/";
+  const auto timeout = peers_->timeout;
+  if (rank() == 0) {
+    // A heartbeat, a few to a timeout, while the work runs.
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    const auto every = std::max(std::chrono::milliseconds(100),
+                                std::min<std::chrono::milliseconds>(std::chrono::seconds(5),
+                                                                    timeout / 4));
+    std::thread beat([&] {
+      std::unique_lock<std::mutex> lock(m);
+      while (!done) {
+        try {
+          store_->add(key + "beat", 1);
+        } catch (const std::exception&) {
+          // The others see the silence and say so.
+        }
+        cv.wait_for(lock, every, [&] { return done; });
+      }
+    });
+    const auto finish = [&](const char* how) {
+      {
+        std::lock_guard<std::mutex> lock(m);
+        done = true;
+      }
+      cv.notify_all();
+      beat.join();
+      try {
+        store_->set(key + "end", std::vector<uint8_t>(how, how + std::strlen(how)));
+      } catch (const std::exception&) {
+      }
+    };
+    try {
+      work();
+    } catch (...) {
+      finish("failed");
+      throw;
+    }
+    finish("ok");
+    return;
+  }
+  int64_t last_beat = -1;
+  auto last_sign = Clock::now();
+  std::chrono::milliseconds pause(5);
+  try {
+    while (true) {
+      if (store_->check({key + "end"})) {
+        const std::vector<uint8_t> how = store_->get(key + "end");
+        if (std::string(how.begin(), how.end()) != "ok")
+          throw Error("worker " + std::to_string(rank()) + ": worker 0 failed during " + what +
+                      "; its log says why");
+        return;
+      }
+      const int64_t beat = store_->add(key + "beat", 0);
+      if (beat != last_beat) {
+        last_beat = beat;
+        last_sign = Clock::now();
+      } else if (Clock::now() - last_sign > timeout) {
+        throw Error("worker " + std::to_string(rank()) + ": " + peers_->described[0] +
+                    " gave no sign of life for " + seconds(timeout) +
+                    " (--collective_timeout) during " + what +
+                    ". It stopped, or the network between the workers failed. Started again, "
+                    "the run resumes from its last checkpoint");
+      }
+      // Soon at first: most such work (a checkpoint) takes a moment.
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("worker " + std::to_string(rank()) + " lost the store (MASTER_ADDR:MASTER_PORT) "
+                "while waiting for " + peers_->described[0] + " during " + what + ": " +
+                first_line(e.what()) + ". Started again, the run resumes from its last "
+                "checkpoint");
+  }
 }
 
-// Where this worker's Gloo listens, which it advertises to the others.
-struct GlooAddress {
-  std::vector<std::string> interfaces;  // GLOO_SOCKET_IFNAME's, when set
-  std::string host;                     // else this address
-  std::string said;                     // for messages
-};
-
-// GLOO_SOCKET_IFNAME (interfaces, comma-separated) when set, as PyTorch
-// honours it; on one machine the loopback; else the local address through
-// which MASTER_ADDR is reached. Not the hostname's: in most containers and
-// network namespaces it resolves to 127.0.0.1, which no other machine
-// reaches.
-GlooAddress gloo_address(const WorkerEnv& worker) {
-  GlooAddress a;
-  if (auto names = env("GLOO_SOCKET_IFNAME")) {
-    std::string item;
-    for (size_t i = 0; i <= names->size(); ++i) {
-      if (i == names->size() || (*names)[i] == ',') {
-        if (!item.empty()) a.interfaces.push_back(item);
-        item.clear();
-      } else {
-        item += (*names)[i];
-      }
-    }
-    a.said = "GLOO_SOCKET_IFNAME=" + *names;
-    if (!a.interfaces.empty()) return a;
+// Every worker says where it runs; each learns all. Keys under `store`.
+std::shared_ptr<Peers> gather_peers(c10d::Store& store, const WorkerEnv& env,
+                                    const std::string& address,
+                                    std::chrono::milliseconds timeout) {
+  auto peers = std::make_shared<Peers>();
+  peers->rank = env.rank;
+  peers->timeout = timeout;
+  const std::string mine = address + "\n" + host_name() + "\n" + std::to_string(::getpid());
+  store.set("who/" + std::to_string(env.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  for (int r = 0; r < env.world_size; ++r) {
+    const std::vector<uint8_t> bytes = store.get("who/" + std::to_string(r));
+    const std::string text(bytes.begin(), bytes.end());
+    const size_t a = text.find('\n'), b = text.find('\n', a + 1);
+    const std::string addr = text.substr(0, a);
+    const std::string host = text.substr(a + 1, b - a - 1);
+    peers->addresses.push_back(addr);
+    peers->described.push_back("worker " + std::to_string(r) + " (" +
+                               (addr.empty() ? "" : addr + ", ") + "host " + host + ", pid " +
+                               text.substr(b + 1) + ")");
   }
-  if (worker.master_addr == "127.0.0.1" || worker.master_addr == "localhost") {
-    a.host = "127.0.0.1";
-    a.said = "127.0.0.1 (MASTER_ADDR is this machine's loopback)";
-    return a;
-  }
-  a.host = local_address_towards(worker.master_addr, worker.master_port);
-  a.said = a.host + " (the address through which this machine reaches MASTER_ADDR=" +
-           worker.master_addr + ")";
-  return a;
+  return peers;
 }
 
 }  // namespace
@@ -198,37 +300,43 @@ std::optional<WorkerEnv> worker_env_from_environment() {
 }
 
 std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const c10::Device& device,
-                                                    std::chrono::milliseconds timeout) {
+                                                    const CommunicatorTimeouts& timeouts) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(env.master_port);
   store_options.isServer = env.rank == 0;
   store_options.numWorkers = env.world_size;
   store_options.waitWorkers = true;
-  store_options.timeout = timeout;
+  store_options.timeout = timeouts.meeting;
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   } catch (const std::exception& e) {
     throw Error("worker " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
                 " could not meet the others at MASTER_ADDR:MASTER_PORT = " + env.master_addr +
-                ":" + std::to_string(env.master_port) + " (" + e.what() +
+                ":" + std::to_string(env.master_port) + " (" + first_line(e.what()) +
                 "). Check that rank 0 runs, the address is reachable and the port is free.");
   }
+  // Met: from here on, silence for the collective timeout is a failure.
+  store->setTimeout(timeouts.collective);
   // Under torchrun the workers share the agent's store, which outlives a
   // restart of the group (--max_restarts): each attempt takes keys of its
   // own, or a restarted worker would read the dead group's addresses.
   const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
   const std::string attempt = restarts && *restarts ? restarts : "0";
+  auto t2t_store = c10::make_intrusive<c10d::PrefixStore>("t2t/" + attempt, store);
   if (device.is_cuda()) {
+    auto peers = gather_peers(*t2t_store, env, "", timeouts.collective);
+    peers->backend = "NCCL";
     // NCCL lives in LibTorch's CUDA half, reached through libt2t_cuda.so.
     const auto make = reinterpret_cast<MakeNcclBackend>(cuda_module_symbol(kMakeNcclBackend));
     c10::intrusive_ptr<c10d::Backend> nccl;
     make(c10::make_intrusive<c10d::PrefixStore>("nccl/" + attempt, store), env.rank,
-         env.world_size, timeout, &nccl);
-    return std::make_unique<C10dCommunicator>(std::move(nccl), "nccl", device);
+         env.world_size, timeouts.collective, &nccl);
+    return std::make_unique<C10dCommunicator>(std::move(nccl), "nccl", device, t2t_store,
+                                              std::move(peers));
   }
-  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  const GlooAddress address = gloo_address(env);
+  auto options = c10d::ProcessGroupGloo::Options::create(timeouts.collective);
+  const ListenAddress address = listen_address(env);
   try {
     for (const std::string& iface : address.interfaces)
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
@@ -241,6 +349,7 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
                 "them)");
   }
   options->threads = 2;
+  auto peers = gather_peers(*t2t_store, env, address.host, timeouts.collective);
   auto store_gloo = c10::make_intrusive<c10d::PrefixStore>("gloo/" + attempt, store);
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
   try {
@@ -256,7 +365,8 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
                 "must advertise an address the others reach: set GLOO_SOCKET_IFNAME to that "
                 "interface on every machine, or make the hostname resolve to it");
   }
-  return std::make_unique<C10dCommunicator>(std::move(group), "gloo", c10::Device(c10::kCPU));
+  return std::make_unique<C10dCommunicator>(std::move(group), "gloo", c10::Device(c10::kCPU),
+                                            t2t_store, std::move(peers));
 }
 
 std::vector<std::string> Communicator::all_gather_strings(const std::string& mine) {

@@ -8,6 +8,7 @@
 #include <c10/core/Device.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,18 @@ struct WorkerEnv {
 // variable when they are incomplete or out of range.
 std::optional<WorkerEnv> worker_env_from_environment();
 
-// An operation in flight; wait() rethrows a failure of the collective.
+// How long workers wait for each other.
+struct CommunicatorTimeouts {
+  // At start: every worker must reach the store within this.
+  std::chrono::milliseconds meeting = std::chrono::minutes(30);
+  // Once they have met, a collective (or the store) that gets no answer
+  // from a worker within this fails: a worker that stopped answering, or a
+  // cut link, ends the run instead of hanging it.
+  std::chrono::milliseconds collective = std::chrono::minutes(5);
+};
+
+// An operation in flight; wait() rethrows a failure of the collective as
+// a t2t::Error naming the worker that did not answer, where it can tell.
 class CollectiveWork {
  public:
   virtual ~CollectiveWork() = default;
@@ -39,11 +51,10 @@ class CollectiveWork {
 class Communicator {
  public:
   // Joins the group: rank 0 hosts the store at master_addr:master_port and
-  // the others connect to it within `timeout`. NCCL when `device` is CUDA
-  // (t2t::Error if this LibTorch has no NCCL), Gloo otherwise.
-  static std::unique_ptr<Communicator> connect(
-      const WorkerEnv& env, const c10::Device& device,
-      std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  // the others connect to it within `timeouts.meeting`. NCCL when `device`
+  // is CUDA (t2t::Error if this LibTorch has no NCCL), Gloo otherwise.
+  static std::unique_ptr<Communicator> connect(const WorkerEnv& env, const c10::Device& device,
+                                               const CommunicatorTimeouts& timeouts = {});
   virtual ~Communicator() = default;
 
   virtual int rank() const = 0;
@@ -64,6 +75,14 @@ class Communicator {
   std::vector<std::string> all_gather_strings(const std::string& mine);
 
   virtual void barrier() = 0;
+
+  // Work the chief (rank 0) does alone while the others wait for it (an
+  // evaluation, writing a checkpoint), which may outlast the collective
+  // timeout. Every worker calls it at the same point of the run. The chief
+  // runs `work`, telling the others through the store that it is alive;
+  // they return once it is done, and throw t2t::Error when it failed or
+  // gave no sign of life within the collective timeout.
+  virtual void chief_alone(const std::string& what, const std::function<void()>& work) = 0;
 };
 
 }  // namespace t2t

@@ -26,6 +26,7 @@ std::atomic<int> g_requested{0};  // request_stop()
 std::atomic<int> g_first_signal{0};
 std::atomic<int64_t> g_first_ns{0};      // when, on the monotonic clock
 std::atomic<bool> g_forwarding{false};   // this process is a launcher
+std::atomic<bool> g_at_once{false};      // StopAtOnce: nothing to save yet
 static_assert(std::atomic<int>::is_always_lock_free);
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -57,6 +58,10 @@ void die_of(int sig) {
 
 void on_signal(int sig, siginfo_t*, void*) {
   const int saved = errno;
+  if (g_at_once && !g_forwarding) {
+    say("t2t: stop signal while setting up, with nothing trained to save: stopping now\n");
+    die_of(sig == SIGUSR1 ? SIGTERM : sig);
+  }
   if (sig == SIGUSR1) {
     if (g_forwarded.fetch_add(1) + 1 >= 2) die_of(SIGTERM);
   } else {
@@ -122,6 +127,9 @@ void clear_stop_request() {
   g_first_signal = 0;
   g_first_ns = 0;
 }
+
+StopAtOnce::StopAtOnce() { g_at_once = true; }
+StopAtOnce::~StopAtOnce() { g_at_once = false; }
 
 struct StopForwarder::Impl {
   std::atomic<bool> done{false};

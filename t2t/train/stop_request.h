@@ -41,6 +41,19 @@ void request_stop();
 // Forgets any request (for tests).
 void clear_stop_request();
 
+// While one lives, the process has trained nothing a checkpoint would keep
+// (it is meeting the other workers, loading its checkpoint): a stop signal
+// ends it at once, saying so, rather than wait for a first step that may
+// be minutes away (a worker stuck meeting a peer that failed). Not in a
+// launcher, which lets its workers decide.
+class StopAtOnce {
+ public:
+  StopAtOnce();
+  ~StopAtOnce();
+  StopAtOnce(const StopAtOnce&) = delete;
+  StopAtOnce& operator=(const StopAtOnce&) = delete;
+};
+
 // In a process that starts worker processes and waits for them: passes
 // every SIGINT/SIGTERM this process receives on to its child processes as
 // SIGUSR1, from a thread of its own, until destroyed. Needs

@@ -17,6 +17,9 @@ void check_train_options(const TrainOptions& o) {
   };
   // 0 steps to train is refused as TF's Estimator refuses max_steps=0:
   // a run that trains nothing is a mistake; --schedule=evaluate evaluates.
+  if (o.collective_timeout_secs < 1)
+    throw Error(flag("collective_timeout", o.collective_timeout_secs) +
+                " must be at least 1 (seconds a worker waits for the others in a collective)");
   if (o.train_steps < 1)
     throw Error(flag("train_steps", o.train_steps) + " must be at least 1: it is the step "
                 "training stops at (counted from 0, a resumed run included). To evaluate the "

@@ -48,6 +48,12 @@ struct TrainOptions {
   // loss scaling; CUDA only).
   std::string mixed_precision = "none";
   uint64_t seed = 429459;
+  // With several workers: a collective that gets no answer from a worker
+  // within this many seconds ends the run with an error naming it (a
+  // worker gone, a link cut) instead of hanging it. The chief's evaluations
+  // and checkpoint writes may take longer: the others wait for those as
+  // long as the chief shows signs of life.
+  int64_t collective_timeout_secs = 300;
   // Set in a data-parallel run (torchrun's environment): this process is one
   // of worker->world_size workers; rank 0 writes checkpoints, events and
   // hparams.yaml and runs the evaluations.

@@ -160,9 +160,14 @@ class TrainingRun {
   }
 
   void run() {
-    build();
-    resume();
-    if (communicator_) synchronize_workers();
+    {
+      // A stop before the first step has nothing to save: it ends the
+      // process at once, even one stuck meeting a worker that failed.
+      StopAtOnce setting_up;
+      build();
+      resume();
+      if (communicator_) synchronize_workers();
+    }
     log_model();
     if (chief_) open_eval_records();
     if (options_.schedule == "evaluate") {
@@ -185,7 +190,9 @@ class TrainingRun {
     FeatureEncoders enc = problem_->feature_encoders(options_.data_dir);
     info_ = FeatureInfo{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
     if (worker_.world_size > 1) {
-      communicator_ = Communicator::connect(worker_, device_);
+      CommunicatorTimeouts timeouts;
+      timeouts.collective = std::chrono::seconds(options_.collective_timeout_secs);
+      communicator_ = Communicator::connect(worker_, device_, timeouts);
       spdlog::info("worker {} of {} joined ({} on {})", worker_.rank, worker_.world_size,
                    communicator_->backend(), options_.device);
     }
@@ -397,9 +404,23 @@ class TrainingRun {
       if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
     }
     if (!chief_) {
+      // The chief writes while the others wait, however long it takes.
+      communicator_->chief_alone("the writing of the checkpoint of step " + std::to_string(step_),
+                                 [] {});
       saved_step_ = step_;
       return;
     }
+    const auto write = [&] { write_checkpoint(train_step, states, random_states, cuda_states); };
+    if (communicator_)
+      communicator_->chief_alone("the writing of the checkpoint of step " + std::to_string(step_),
+                                 write);
+    else
+      write();
+  }
+
+  void write_checkpoint(const TrainStep& train_step, const std::vector<std::string>& states,
+                        std::vector<std::string>& random_states,
+                        std::vector<std::string>& cuda_states) {
     CheckpointMeta meta;
     meta.step = step_;
     meta.hparams_yaml = hp_.to_yaml();
@@ -469,14 +490,28 @@ class TrainingRun {
   // checkpoint), whether training stops here.
   EvalDecisions::Decision evaluate_and_decide() {
     EvalDecisions::Decision d;
-    if (chief_) d = decisions_->add(step_, evaluate_and_log());
+    const auto evaluate = [&] {
+      if (chief_) d = decisions_->add(step_, evaluate_and_log());
+    };
+    // The others wait for the chief's evaluation, however long it takes.
+    if (communicator_)
+      communicator_->chief_alone("the evaluation at step " + std::to_string(step_), evaluate);
+    else
+      evaluate();
     const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
     return {agreed[0], agreed[1]};
   }
 
   // Copies the checkpoint of this step (saved_path_) into best/.
   void record_best() {
-    if (chief_) decisions_->keep_best(saved_path_, step_);
+    const auto keep = [&] {
+      if (chief_) decisions_->keep_best(saved_path_, step_);
+    };
+    if (communicator_)
+      communicator_->chief_alone("the copy of step " + std::to_string(step_) + " into best/",
+                                 keep);
+    else
+      keep();
   }
 
   // True where any worker said true. Decisions taken on one worker (the
