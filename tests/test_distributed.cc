@@ -6,8 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
@@ -181,6 +184,44 @@ TEST_CASE("two Gloo workers equal one process on the combined batch", "[distribu
   // And the model did move.
   const auto initial = tiny_model()->parameters();
   CHECK_FALSE(torch::allclose(initial[0], rank0[0]));
+}
+
+// Run only by the test below: the chief's work outlasts the collective
+// timeout, and the other waits for it; then the chief's work fails, and
+// the other is told so.
+TEST_CASE("chief_alone worker", "[.][chief_alone_worker]") {
+  const char* out = std::getenv("T2T_TEST_DISTRIBUTED_DIR");
+  REQUIRE(out);
+  auto env = t2t::worker_env_from_environment();
+  REQUIRE(env.has_value());
+  t2t::CommunicatorTimeouts timeouts;
+  timeouts.collective = std::chrono::seconds(1);
+  auto comm = t2t::Communicator::connect(*env, torch::Device(torch::kCPU), timeouts);
+  t2t::Stopwatch timer;
+  comm->chief_alone("a long task", [] { std::this_thread::sleep_for(std::chrono::seconds(3)); });
+  CHECK(timer.seconds() > 2.5);
+  auto x = torch::ones({3});
+  comm->all_reduce_sum(x);  // still one group
+  CHECK(x[0].item<float>() == 2);
+  const auto fail = [] { throw t2t::Error("the task broke"); };
+  if (env->rank == 0)
+    CHECK_THROWS_WITH(comm->chief_alone("a failing task", fail), Catch::Contains("the task broke"));
+  else
+    CHECK_THROWS_WITH(comm->chief_alone("a failing task", fail),
+                      Catch::Contains("worker 0 failed during a failing task"));
+  std::ofstream(std::string(out) + "/done" + std::to_string(env->rank)) << "ok";
+}
+
+TEST_CASE("the others wait for the chief's work beyond the collective timeout, and hear of its "
+          "failure",
+          "[distributed]") {
+  TempDir dir("chief_alone");
+  ::setenv("T2T_TEST_DISTRIBUTED_DIR", dir.path.c_str(), 1);
+  const int status = t2t::run_local_workers({"/proc/self/exe", "[chief_alone_worker]"}, 2);
+  ::unsetenv("T2T_TEST_DISTRIBUTED_DIR");
+  CHECK(status == 0);
+  CHECK(fs::exists(dir / "done0"));
+  CHECK(fs::exists(dir / "done1"));
 }
 
 TEST_CASE("a failing worker stops the launch with its exit status", "[distributed]") {
