@@ -573,6 +573,31 @@ TEST_CASE("coreutils timeout stops training with a checkpoint, as README's recip
   }
 }
 
+TEST_CASE("Ctrl-C at a terminal (SIGINT to the whole process group) stops --worker_gpu's "
+          "workers once, at one step, with a checkpoint",
+          "[trainer_loop][e2e]") {
+  // The launcher and both workers get the SIGINT themselves, and the
+  // workers get it passed on by the launcher too: one stop, not two.
+  TempDir dir("trainer_loop_ctrl_c");
+  const std::string out = dir / "run";
+  TrainerProcess group("setsid " + trainer(out, "--worker_gpu=2 --train_steps=100000 "
+                                                "--local_eval_frequency=1000"),
+                       dir / "log");
+  REQUIRE(group.wait_for("\\] step 20: loss"));
+  REQUIRE(::getpgid(group.pid()) == group.pid());  // its own group, not the test's
+  ::kill(-group.pid(), SIGINT);
+  const int status = group.wait_exit();
+  const std::string log = group.log();
+  INFO(log);
+  CHECK(status == 0);
+  CHECK_THAT(log, !Catch::Contains("stopping at once"));
+  const int64_t step = stopped_step(log);
+  REQUIRE(step >= 20);
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(out + "/model.ckpt-" + std::to_string(step) + ".pt", &meta);
+  CHECK(meta.worker_rng_states.size() == 2);
+}
+
 TEST_CASE("with --worker_gpu, a SIGINT to the launcher or early stopping stops every worker at "
           "the same step",
           "[trainer_loop][e2e]") {
