@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "t2t/checkpoint/checkpoint.h"
+#include "t2t/io/tfrecord.h"
 #include "tests/test_util.h"
 
 namespace t2t::test {
@@ -65,7 +66,7 @@ inline std::vector<pid_t> wait_trainers_gone(const std::string& out, double seco
 }
 
 // Every file a run left under `dir` is complete: none under a temporary
-// name, and every checkpoint loads whole. Returns the newest step saved.
+// name, every checkpoint loads whole, every event file reads to its end. Returns the newest step saved.
 inline int64_t check_files_complete(const std::string& dir) {
   int64_t newest = -1;
   const std::regex checkpoint("model\\.ckpt-(\\d+)\\.pt");
@@ -73,6 +74,17 @@ inline int64_t check_files_complete(const std::string& dir) {
     const std::string name = f.path().filename().string();
     INFO(f.path());
     CHECK(name.find(".tmp") == std::string::npos);
+    if (name.rfind("events.out.tfevents.", 0) == 0) {
+      // Appended to as the run goes: every record in it whole.
+      const auto read_all = [&] {
+        t2t::TFRecordReader reader(f.path().string());
+        std::string record;
+        while (reader.next(&record)) {
+        }
+      };
+      CHECK_NOTHROW(read_all());
+      continue;
+    }
     std::smatch m;
     if (!std::regex_match(name, m, checkpoint)) continue;
     t2t::CheckpointMeta meta;
