@@ -268,7 +268,7 @@ TEST_CASE("across two hosts under --max_restarts, a worker killed with -9: the g
          " s after the kill; final weights equal the uninterrupted run's");
 }
 
-TEST_CASE("--nnodes=1:2: a host lost, torchrun restarts the group on the other alone, which "
+TEST_CASE("torchrun --nnodes=1:2: a host lost, it restarts the group on the other alone, which "
           "resumes from the two workers' checkpoint with the documented warnings",
           "[distributed][two_hosts][faults][e2e]") {
   Setup s("fault_shrink");
