@@ -5,8 +5,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "hparams/common_hparams.h"
-#include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -15,6 +13,7 @@
 #include "t2t/core/runtime.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
+#include "t2t/decode/run_hparams.h"
 #include "t2t/io/t2t_hparams_json.h"
 #include "t2t/model/model_registry.h"
 
@@ -174,83 +173,31 @@ void add_decoding_flags(cxxopts::Options& options) {
        value<std::string>()->default_value("none"));
 }
 
-namespace {
-
-// What decoding does with hparams that the model honours, refused here
-// rather than when the model is built (hparams/honoured_hparams.h), and
-// with T2T's activation_dtype, a training setting here: decoding computes
-// in float32.
-void check_decoding_hparams(const HParams& hp, const std::string& model) {
-  try {
-    check_honoured_hparams(hp, model);  // its notes are logged when the model is built
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
-  // A run trained with autocast saved its activation_dtype, like any
-  // hparam; only a value asked for here is a request decoding cannot meet.
-  if (!hp.has("activation_dtype") || !hp.overridden("activation_dtype")) return;
-  const std::string dtype = hp.get_string("activation_dtype");
-  if (dtype != "float32")
-    throw UsageError("hparam activation_dtype=" + dtype + " (from " +
-                     hp.override_source("activation_dtype") + ") applies to training (autocast, "
-                     "as t2t-trainer --mixed_precision); decoding computes in float32 unless "
-                     "--quantize says otherwise. Leave it out and give --quantize=bf16 (or, on "
-                     "the CPU, int8) for a faster decoding");
-}
-
-}  // namespace
-
 HParams t2t_run_hparams(const cxxopts::ParseResult& flags, const std::string& t2t_json) {
   const std::string set_name = required(
       flags, "hparams_set", "--hparams_set=transformer_base (the set " + t2t_json + " was made from)");
-  HParams hp = resolve_hparams(set_name, "", "");
-  const T2THparamsJson applied = apply_t2t_hparams_json(hp, t2t_json);
-  if (!applied.changed.empty())
-    spdlog::info("{} differs from --hparams_set={} in {} value(s), taken from the file: {}",
-                 t2t_json, set_name, applied.changed.size(), join(applied.changed, "; "));
-  if (!applied.unusable.empty())
-    spdlog::warn("{}: kept --hparams_set={}'s value of {}", t2t_json, set_name,
-                 join(applied.unusable, "; "));
-  spdlog::debug("{}: {} key(s) t2t has no hparam for: {}", t2t_json, applied.unknown.size(),
-                join(applied.unknown, ", "));
-  return hp;
+  return t2t_json_hparams(set_name, t2t_json);
 }
 
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir) {
+  HParamsRequest request;
+  request.set_name = flags["hparams_set"].as<std::string>();
+  request.file = flags["hparams_file"].as<std::string>();
+  request.overrides = flags["hparams"].as<std::string>();
+  // A missing --hparams_set is a command-line mistake (exit status 2).
   const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
-  HParams hp;
   const std::string t2t_json = t2t_hparams_json_path(output_dir);
-  if (!std::filesystem::exists(saved) && std::filesystem::exists(t2t_json)) {
-    // A Tensor2Tensor run: its hparams.json over the set it was trained
-    // with, then this command's --hparams_file and --hparams.
-    hp = t2t_run_hparams(flags, t2t_json);
-    // How T2T trained (bfloat16 activations, say) is no request of this
-    // command: decoding runs as --quantize says.
-    if (hp.has("activation_dtype") && hp.get_string("activation_dtype") != "float32") {
-      spdlog::info("{}: trained with activation_dtype={}; decoding computes as --quantize says",
-                   t2t_json, hp.get_string("activation_dtype"));
-      hp.set("activation_dtype", "float32");
-    }
-    if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
-    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
-  } else if (!std::filesystem::exists(saved)) {
-    const std::string set_name =
-        required(flags, "hparams_set", "--hparams_set=transformer_base (no " + saved + " found)");
-    hp = resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                         flags["hparams"].as<std::string>());
-  } else {
-    hp = HParams::from_yaml_file(saved);
-    // A run written before t2t gained a common hparam (sampling_keep_top_k,
-    // say) decodes as it did, and --hparams may still name the new key.
-    const HParams defaults = basic_params1();
-    for (const std::string& key : defaults.keys())
-      if (!hp.has(key)) hp.add(key, defaults.value(key));
-    if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
-    hp.parse(flags["hparams"].as<std::string>(), "--hparams");
+  if (request.set_name.empty() && !std::filesystem::exists(saved))
+    required(flags, "hparams_set",
+             std::filesystem::exists(t2t_json)
+                 ? "--hparams_set=transformer_base (the set " + t2t_json + " was made from)"
+                 : "--hparams_set=transformer_base (no " + saved + " found)");
+  HParams hp = decoding_hparams(output_dir, request);
+  try {
+    check_decoding_hparams(hp, flags["model"].as<std::string>());
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
-  check_decoding_hparams(hp, flags["model"].as<std::string>());
   return hp;
 }
 

@@ -194,6 +194,13 @@ std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int
 
 std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
                                            int64_t first_key) {
+  return translate(sources, options_.search, options_.batch_size, first_key);
+}
+
+std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
+                                           const SearchOptions& search, int64_t batch_size,
+                                           int64_t first_key) {
+  if (batch_size < 1) throw Error("batch_size must be at least 1, not " + std::to_string(batch_size));
   const int64_t n = static_cast<int64_t>(sources.size());
   std::vector<Translation> out(n);
   int64_t done = 0;  // the empty sources are answered at once
@@ -208,7 +215,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
     counts_.sentences += done;
     counts_.empty += done;
   }
-  const auto batches = decode_batches(sources, options_.batch_size);
+  const auto batches = decode_batches(sources, batch_size);
 
   ProgressTimer progress(options_.progress_seconds, n);
   int64_t output_tokens = 0;
@@ -220,7 +227,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
   for_each_batch(count, workers, threads, [&](int64_t j) {
     const std::vector<int64_t>& rows = batches[static_cast<size_t>(j)];
     DecodeCounts batch_counts;
-    auto results = decode_batch(sources, rows, options_.search, &batch_counts, first_key);
+    auto results = decode_batch(sources, rows, search, &batch_counts, first_key);
     for (size_t r = 0; r < rows.size(); ++r) out[rows[r]] = std::move(results[r]);
     {
       std::lock_guard<std::mutex> lock(counts_mutex_);

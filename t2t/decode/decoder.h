@@ -70,6 +70,13 @@ class Decoder {
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
                                      int64_t first_key = 0);
 
+  // The same with another search and batch size (>= 1) than the options'
+  // (a caller's per-call settings). Safe to call from several threads at
+  // once.
+  std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
+                                     const SearchOptions& search, int64_t batch_size,
+                                     int64_t first_key = 0);
+
   // The sources at `rows` (none empty) decoded as one batch with `search`,
   // on the calling thread: one Translation per row, in their order. What
   // translate() runs per batch, and what a server runs on the batches it
