@@ -14,6 +14,10 @@ endmacro()
 # Python interpreter in T2T_PYTHON (tools/setup.sh passes the project's
 # virtualenv) or the python3 on PATH where torch is installed.
 if(NOT Torch_DIR)
+  # pip install ./python (scikit-build-core) names the Python that runs it.
+  if(NOT T2T_PYTHON AND SKBUILD AND Python_EXECUTABLE)
+    set(T2T_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH "The Python whose torch t2t builds against")
+  endif()
   if(NOT T2T_PYTHON)
     find_program(T2T_PYTHON NAMES python3 python)
   endif()
@@ -36,6 +40,12 @@ if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
   set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
 endif()
 find_package(Torch QUIET)
+if(NOT Torch_FOUND AND SKBUILD)
+  message(FATAL_ERROR
+    "pip install ./python builds against the torch of the Python that runs pip, and found none "
+    "(${T2T_PYTHON}): run it as pip install --no-build-isolation ./python, in the environment "
+    "whose torch t2t is for (tools/setup.sh makes one).")
+endif()
 if(NOT Torch_FOUND)
   message(FATAL_ERROR
     "t2t needs LibTorch >= 2.1, which was not found.\n"

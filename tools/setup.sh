@@ -25,7 +25,7 @@ say() { printf '\033[1m[t2t setup]\033[0m %s\n' "$*"; }
 die() { printf '[t2t setup] error: %s\n' "$*" >&2; exit 1; }
 
 T2T_APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config ccache python3 python3-venv
+  build-essential cmake ninja-build pkg-config ccache python3 python3-venv python3-dev
   libsentencepiece-dev libyaml-cpp-dev libspdlog-dev libcxxopts-dev catch2
   libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev libgloo-dev
   libtcmalloc-minimal4 zip libcpp-httplib-dev nlohmann-json3-dev patchelf
@@ -64,15 +64,16 @@ prepare_libtorch() {
   # Every package of the install line below is imported here, so that an
   # existing virtualenv gets one added to that line. protobuf, sacrebleu and
   # tensorboard are for the tests: they read t2t's files and recompute its
-  # scores with their own code.
-  local check='import ctranslate2, google.protobuf, numpy, sacrebleu, tensorboard, torch, yaml, sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
+  # scores with their own code. pytest runs the Python package's tests;
+  # scikit-build-core builds it (pip install --no-build-isolation ./python).
+  local check='import ctranslate2, google.protobuf, numpy, pytest, sacrebleu, scikit_build_core, tensorboard, torch, yaml, sys; v=tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(0 if v>=(2,7) else 1)'
   if ! [ -x "$py" ] || ! "$py" -c "$check" 2>/dev/null; then
     local base_py=${T2T_PYTHON:-python3}
     say "installing the PyPI torch wheel and the tests' Python packages into $T2T_VENV (once; about 3 GB with torch's CUDA libraries)"
     [ -x "$py" ] || "$base_py" -m venv "$T2T_VENV" || die "could not create a virtualenv with $base_py (apt-get install python3-venv)"
     export PIP_CACHE_DIR="$T2T_CACHE/pip"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu tensorboard ctranslate2 \
+    "$py" -m pip install -q "${T2T_TORCH_SPEC:-torch>=2.7}" numpy pyyaml "protobuf>=3.20,<5" sacrebleu tensorboard ctranslate2 pytest "scikit-build-core>=0.10" \
       || die "pip could not install torch and the tests' packages into $T2T_VENV"
   fi
   T2T_CMAKE_TORCH_ARGS=(-DT2T_PYTHON="$py")

@@ -133,7 +133,7 @@ std::vector<std::string> read_records(const std::string& path, const std::string
 }
 
 DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
-                          const std::string& output_path) {
+                          const std::string& output_path, const ProgressFn& progress) {
   const Stopwatch clock;
   DecodeOutcome outcome;
   outcome.sources = read_records(input_path, decoder.options().delimiter, "--decode_from_file");
@@ -144,7 +144,8 @@ DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
   for (size_t i = 0; i < outcome.sources.size(); ++i)
     ids.push_back(decoder.encode_source(outcome.sources[i],
                                         input_path + " line " + std::to_string(i + 1)));
-  const auto translations = decoder.translate(ids);
+  const auto translations = decoder.translate(ids, decoder.options().search,
+                                              decoder.options().batch_size, 0, progress);
   std::vector<std::string> lines;
   for (const auto& t : translations) {
     lines.push_back(decoder.format(t));

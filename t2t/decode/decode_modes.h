@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "t2t/decode/translation.h"
+
 namespace t2t {
 
 class Decoder;
@@ -47,8 +49,9 @@ struct DecodeOutcome {
 
 // Translates every record of input_path and writes one record per input, in
 // the input's order, to output_path (through a temporary file and a rename).
+// `progress` (may be empty) is called after each batch.
 DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
-                          const std::string& output_path);
+                          const std::string& output_path, const ProgressFn& progress = nullptr);
 
 // Answers each line of `in` on `out` at once (flushed); a line "q" or the
 // end of input stops. Turns the decoder's log_results off: the answers are

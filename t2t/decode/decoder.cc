@@ -199,7 +199,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
 
 std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
                                            const SearchOptions& search, int64_t batch_size,
-                                           int64_t first_key) {
+                                           int64_t first_key, const ProgressFn& progress_fn) {
   if (batch_size < 1) throw Error("batch_size must be at least 1, not " + std::to_string(batch_size));
   const int64_t n = static_cast<int64_t>(sources.size());
   std::vector<Translation> out(n);
@@ -242,6 +242,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
     }
     done += static_cast<int64_t>(rows.size());
     output_tokens += batch_counts.output_tokens;
+    if (progress_fn) progress_fn(done, n);
     if (const double now = progress.due(done)) {
       spdlog::info("decoded {}/{} sentences: {:.2f} sentences/s, {:.1f} output tokens/s", done, n,
                    done / now, output_tokens / now);

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,11 +72,13 @@ class Decoder {
                                      int64_t first_key = 0);
 
   // The same with another search and batch size (>= 1) than the options'
-  // (a caller's per-call settings). Safe to call from several threads at
-  // once.
+  // (a caller's per-call settings), and `progress` (may be empty) called
+  // after each batch with the sentences done so far and the total, one call
+  // at a time. Safe to call from several threads at once.
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
                                      const SearchOptions& search, int64_t batch_size,
-                                     int64_t first_key = 0);
+                                     int64_t first_key = 0,
+                                     const ProgressFn& progress = nullptr);
 
   // The sources at `rows` (none empty) decoded as one batch with `search`,
   // on the calling thread: one Translation per row, in their order. What

@@ -2,6 +2,8 @@
 // server's queue and its tests, which only route results, stay light.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,5 +14,8 @@ struct Translation {
   std::vector<std::string> texts;
   std::vector<double> scores;
 };
+
+// A caller's progress through a translation: sentences done, and the total.
+using ProgressFn = std::function<void(int64_t done, int64_t total)>;
 
 }  // namespace t2t

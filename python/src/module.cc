@@ -1,0 +1,29 @@
+// t2t._t2t: the native half of the Python package. Errors of the library
+// (t2t::Error) become t2t.Error, a RuntimeError, with the library's message.
+#include <pybind11/pybind11.h>
+
+#include "python/src/bindings.h"
+#include "t2t/core/error.h"
+#include "t2t/core/plugins.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_t2t, m) {
+  m.doc() = "The C++ core of t2t (use the t2t package, not this module).";
+  m.attr("__version__") = T2T_VERSION;
+  py::register_exception<t2t::Error>(m, "Error", PyExc_RuntimeError);
+  t2t::python::bind_logging(m);
+  t2t::python::bind_translator(m);
+  t2t::python::bind_data(m);
+  t2t::python::bind_metrics(m);
+  t2t::python::bind_state_dict(m);
+  m.def(
+      "load_usr_dir",
+      [](const std::string& dir) {
+        py::gil_scoped_release release;
+        return t2t::load_user_dir(dir);
+      },
+      py::arg("dir"),
+      "Loads every plugin (*.so, *.yaml) in dir, as --t2t_usr_dir does: their problems, models "
+      "and hparams sets join the registry. Returns the files loaded.");
+}

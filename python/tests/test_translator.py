@@ -1,0 +1,108 @@
+"""Translator translates and scores as t2t-decoder does, from several threads."""
+import os
+import threading
+
+import pytest
+
+import t2t
+from conftest import PROBLEM
+
+
+def translator(run, **kw):
+    return t2t.Translator(run.out, data_dir=run.data, problem=PROBLEM, threads=2, **kw)
+
+
+@pytest.mark.parametrize("quantize", [None, "int8"])
+def test_translations_equal_t2t_decoders(run, sources, tmp_path, quantize):
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    dst = tmp_path / "out.zh"
+    run.decoder(f"--decode_from_file={src}", f"--decode_to_file={dst}",
+                "--decode_hparams=beam_size=4,alpha=0.6",
+                f"--quantize={quantize or 'none'}")
+    expected = dst.read_text(encoding="utf-8").split("\n")[:-1]
+    assert sum(1 for t in expected if t) > len(expected) // 2  # a model that says something
+    tr = translator(run, quantize=quantize)
+    assert tr.translate(sources, beam_size=4, alpha=0.6) == expected
+    assert tr.step == 300
+    assert tr.checkpoint.endswith("model.ckpt-300.pt")
+
+
+def test_n_best_and_scores(run, sources):
+    tr = translator(run)
+    best = tr.translate(sources[:5])
+    four = tr.translate(sources[:5], n_best=4, return_scores=True)
+    for b, hyps in zip(best, four):
+        assert 1 <= len(hyps) <= 4
+        texts = [t for t, _ in hyps]
+        scores = [s for _, s in hyps]
+        assert scores == sorted(scores, reverse=True)
+        assert all(isinstance(t, str) for t in texts)
+    # The best of four equals the single best (the search runs to the end).
+    plain = tr.translate(sources[:5], n_best=2)
+    assert all(isinstance(h, list) for h in plain)
+
+
+def test_translate_file_as_the_decoder_with_progress(run, sources, tmp_path):
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    ours, theirs = tmp_path / "ours.zh", tmp_path / "theirs.zh"
+    run.decoder(f"--decode_from_file={src}", f"--decode_to_file={theirs}")
+    seen = []
+    translator(run).translate_file(str(src), str(ours), progress=lambda d, n: seen.append((d, n)))
+    assert ours.read_text(encoding="utf-8") == theirs.read_text(encoding="utf-8")
+    assert seen and seen[-1] == (len(sources), len(sources))
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_score_equals_score_file(run, sources, references, tmp_path):
+    tr = translator(run)
+    targets = references[:10]
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{s}\t{t}\n" for s, t in zip(sources[:10], targets)),
+                     encoding="utf-8")
+    expected = [float(x) for x in run.decoder(f"--score_file={pairs}").split()]
+    got = tr.score(sources[:10], targets)
+    assert [f"{x:.6f}" for x in got] == [f"{x:.6f}" for x in expected]
+
+
+def test_eight_threads_give_the_serial_results(run, sources):
+    tr = translator(run)
+    serial = tr.translate(sources)
+    chunks = [sources[i::8] for i in range(8)]
+    results = [None] * 8
+
+    def work(i):
+        results[i] = tr.translate(chunks[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(8):
+        assert results[i] == serial[i::8]
+
+
+def test_errors_are_python_exceptions(run, sources, tmp_path):
+    with pytest.raises(t2t.Error, match="no checkpoint|does not exist|not found|no such"):
+        t2t.Translator(str(tmp_path / "nothing"), data_dir=run.data, problem=PROBLEM,
+                       hparams_set="transformer_tiny")
+    with pytest.raises(t2t.Error, match="Did you mean translate_enzh_sample"):
+        t2t.Translator(run.out, data_dir=run.data, problem="translate_enzh_sampel")
+    with pytest.raises(t2t.Error, match="no_such_hparam"):
+        t2t.Translator(run.out, data_dir=run.data, problem=PROBLEM, hparams="no_such_hparam=3")
+    with pytest.raises(t2t.Error, match="quantize"):
+        t2t.Translator(run.out, data_dir=run.data, problem=PROBLEM, quantize="int4")
+    tr = translator(run)
+    with pytest.raises(t2t.Error, match="n_best"):
+        tr.translate(sources[:2], beam_size=2, n_best=3)
+    with pytest.raises(TypeError):
+        tr.translate("not a list of sentences, but one string")
+    with pytest.raises(TypeError):
+        tr.translate([1, 2, 3])
+    with pytest.raises(t2t.Error, match="pairs"):
+        tr.score(["a", "b"], ["c"])
+    with pytest.raises(t2t.Error, match="pair 2 has an empty target"):
+        tr.score(["a", "b"], ["c", " "])
+    assert issubclass(t2t.Error, RuntimeError)
