@@ -59,6 +59,10 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
   if (!fs::exists(t2t::test::bin_dir() + "/t2t-bench-decode"))
     T2T_SKIP("t2t-bench-decode is not built (cmake --build build --target t2t-bench-decode)");
 
+  // Both layouts of the target side: a softmax of its own (T2T's rule for
+  // vocabularies of different sizes), and tied to the target embedding.
+  const bool tied_target = GENERATE(false, true);
+  INFO("shared_target_embedding_and_softmax_weights=" << tied_target);
   TempDir dir("export_ct2");
   const std::string data = dir / "data", run = dir / "run";
   auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
@@ -67,9 +71,11 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
   // Trained far enough (a short warmup) to translate into a few ids per
   // sentence, so that agreeing means more than agreeing on EOS; an
   // untrained model's nearly uniform logits would also invite argmax ties.
-  r = run_command("./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+  r = run_command(std::string("./t2t-trainer --problem=translate_enzh_sample --model=transformer ") +
                   "--hparams_set=transformer_tiny --hparams='batch_size=1024,hidden_size=64,"
-                  "filter_size=128,num_heads=4,learning_rate_warmup_steps=100' --data_dir=" +
+                  "filter_size=128,num_heads=4,learning_rate_warmup_steps=100" +
+                  (tied_target ? ",shared_target_embedding_and_softmax_weights=true" : "") +
+                  "' --data_dir=" +
                   data + " --output_dir=" + run +
                   " --train_steps=300 --local_eval_frequency=300 --eval_steps=1 --random_seed=1");
   INFO(r.output);

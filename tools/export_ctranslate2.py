@@ -393,7 +393,10 @@ def build_spec(w, cfg, max_positions, unk_id):
 
     # models/transformer.cc names the matrices by what they are shared as.
     target_emb = w.take("target_emb") if w.has("target_emb") else w.take("shared")
-    softmax = w.take("softmax") if w.has("softmax") else w.take("shared")
+    # No softmax of its own: shared with everything, or with the target
+    # embedding alone (shared_target_embedding_and_softmax_weights).
+    softmax = w.take("softmax") if w.has("softmax") else (
+        w.take("shared") if w.has("shared") else target_emb)
     input_emb = w.take("input_emb") if w.has("input_emb") else w.take("shared")
     for name, t in (("input embedding", input_emb), ("target embedding", target_emb),
                     ("softmax", softmax)):
