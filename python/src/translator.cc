@@ -16,6 +16,7 @@
 #include "t2t/core/runtime.h"
 #include "t2t/decode/decode_modes.h"
 #include "t2t/decode/decode_options.h"
+#include "t2t/decode/parallel_batches.h"
 #include "t2t/decode/run_hparams.h"
 
 namespace py = pybind11;
@@ -40,9 +41,10 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
   request.overrides = hparams;
   const HParams hp = decoding_hparams(output_dir, request);
   check_decoding_hparams(hp, model);
-  loaded_ = load_for_decoding(*problem_, model, hp, data_dir, output_dir,
-                              checkpoint.value_or(""), torch::Device(device_));
-  quantize_for_decoding(*loaded_.model, mode);
+  serving_ = std::make_shared<ServingModel>();
+  serving_->loaded = load_for_decoding(*problem_, model, hp, data_dir, output_dir,
+                                       checkpoint.value_or(""), torch::Device(device_));
+  quantize_for_decoding(*serving_->loaded.model, mode);
   HParams dp = default_decode_hparams();
   dp.set("beam_size", beam_size);
   dp.set("alpha", alpha);
@@ -51,15 +53,41 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
   DecodeOptions options = decode_options(dp);
   options.log_results = false;
   options.progress_seconds = 1e9;  // a caller's progress: translate_file(progress=...)
-  decoder_ = std::make_unique<Decoder>(loaded_.model, loaded_.encoders.inputs,
-                                       loaded_.encoders.targets, options, torch::Device(device_));
+  const LoadedModel& loaded = serving_->loaded;
+  serving_->decoder = std::make_unique<Decoder>(loaded.model, loaded.encoders.inputs,
+                                                loaded.encoders.targets, options,
+                                                torch::Device(device_));
+  BatchPolicy policy;
+  policy.max_batch_size = batch_size;
+  policy.max_delay = std::chrono::milliseconds(2);
+  policy.quiet_gap = std::chrono::microseconds(500);
+  policy.max_queue = int64_t{1} << 40;  // a caller's whole list is queued at once
+  queue_ = std::make_unique<BatchQueue>(policy);
+  // Batches side by side on the CPU as t2t-decoder decodes them (one per
+  // LibTorch thread), one at a time on a GPU.
+  const int threads_now = at::get_num_threads();
+  const int workers = torch::Device(device_).is_cpu()
+                          ? parallel_batches(0, threads_now, int64_t{1} << 40)
+                          : 1;
+  workers_ = std::make_unique<BatchWorkers>(*queue_, workers, threads_now);
+}
+
+Translator::~Translator() {
+  queue_->close();
+  // A worker that logs needs the GIL (logging.cc): joining must not hold it.
+  if (PyGILState_Check()) {
+    py::gil_scoped_release release;
+    workers_->join();
+  } else {
+    workers_->join();
+  }
 }
 
 std::vector<std::vector<int64_t>> Translator::encode_sources(const std::vector<std::string>& texts) {
   std::vector<std::vector<int64_t>> sources;
   sources.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i)
-    sources.push_back(decoder_->encode_source(texts[i], "text " + std::to_string(i)));
+    sources.push_back(decoder().encode_source(texts[i], "text " + std::to_string(i)));
   return sources;
 }
 
@@ -70,18 +98,35 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
   if (n_best < 1 || n_best > beam_size)
     throw Error("n_best must be between 1 and beam_size (" + std::to_string(beam_size) +
                 "), not " + std::to_string(n_best));
-  SearchOptions search = decoder_->options().search;
+  SearchOptions search = decoder().options().search;
   search.beam_size = beam_size;
   search.alpha = alpha;
   search.num_return = n_best;
   // As T2T with more than one beam returned: the lower ones must settle too.
   if (n_best > 1) search.stop_early = false;
+  if (max_batch_size && *max_batch_size < 1)
+    throw Error("max_batch_size must be at least 1, not " + std::to_string(*max_batch_size));
   std::vector<Translation> results;
   {
     py::gil_scoped_release release;
-    const auto sources = encode_sources(texts);
-    results = decoder_->translate(sources, search,
-                                  max_batch_size.value_or(decoder_->options().batch_size));
+    auto sources = encode_sources(texts);
+    const int64_t batch = max_batch_size.value_or(queue_->policy().max_batch_size);
+    if (static_cast<int64_t>(sources.size()) >= batch ||
+        batch != queue_->policy().max_batch_size) {
+      // Enough for full batches of its own, or batches of another size than
+      // the queue forms: batched as t2t-decoder batches a file, which int8
+      // needs for t2t-decoder's very outputs (its activations are quantized
+      // per batch).
+      results = decoder().translate(sources, search, batch);
+    } else {
+      // A few sentences: they wait for other callers' to share a batch, as
+      // t2t-serve's requests do.
+      auto request = std::make_shared<PendingRequest>(std::move(sources), search, serving_);
+      if (queue_->submit(request) != BatchQueue::Admission::kQueued)
+        throw Error("the Translator is closing and takes no more sentences");
+      if (!request->wait()) throw Error(request->error());
+      results = request->translations();
+    }
   }
   py::list out;
   for (const Translation& t : results) {
@@ -104,7 +149,7 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
 std::string Translator::clean(const std::string& text) const {
   // What t2t-decoder writes for one hypothesis (tabs and line breaks
   // become spaces).
-  return decoder_->format(Translation{{text}, {0.0}});
+  return decoder().format(Translation{{text}, {0.0}});
 }
 
 void Translator::translate_file(const std::string& source, const std::string& target,
@@ -121,7 +166,7 @@ void Translator::translate_file(const std::string& source, const std::string& ta
       }
     };
   py::gil_scoped_release release;
-  decode_file(*decoder_, source, target, report);
+  decode_file(decoder(), source, target, report);
 }
 
 std::vector<double> Translator::score(const std::vector<std::string>& sources,
@@ -133,14 +178,14 @@ std::vector<double> Translator::score(const std::vector<std::string>& sources,
   const auto source_ids = encode_sources(sources);
   std::vector<std::vector<int64_t>> target_ids;
   target_ids.reserve(targets.size());
-  for (const std::string& t : targets) target_ids.push_back(decoder_->encode_target(t));
+  for (const std::string& t : targets) target_ids.push_back(decoder().encode_target(t));
   // As --score_file: a pair needs both sides.
   for (size_t i = 0; i < sources.size(); ++i)
     if (source_ids[i].empty() || target_ids[i].empty())
       throw Error("pair " + std::to_string(i + 1) + " has an empty " +
                   (source_ids[i].empty() ? "source" : "target") +
                   "; every pair needs both sides");
-  return decoder_->score(source_ids, target_ids);
+  return decoder().score(source_ids, target_ids);
 }
 
 void bind_translator(py::module_& m) {
@@ -157,7 +202,10 @@ checkpoint: a checkpoint file or run directory (default: the latest in output_di
 batch_size, beam_size, alpha, max_input_size: the defaults of translate() and
   what translate_file() uses, as --decode_hparams.
 
-One Translator may be used from several Python threads at once.
+One Translator may be used from several Python threads at once: a call of fewer
+than batch_size sentences shares batches with other threads' calls, as
+t2t-serve batches concurrent requests; a longer one is batched as t2t-decoder
+batches a file.
 )doc")
       .def(py::init<const std::string&, const std::string&, const std::string&,
                     const std::string&, const std::string&, const std::string&,

@@ -12,6 +12,9 @@
 
 #include "t2t/data/problem.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/serve/batch_queue.h"
+#include "t2t/serve/batch_workers.h"
+#include "t2t/serve/model_holder.h"
 
 namespace t2t::python {
 
@@ -23,6 +26,8 @@ class Translator {
              const std::string& device, const std::optional<std::string>& quantize, int threads,
              const std::optional<std::string>& checkpoint, int64_t batch_size, int64_t beam_size,
              double alpha, int64_t max_input_size);
+  // Closes the queue and joins the workers.
+  ~Translator();
 
   pybind11::list translate(const std::vector<std::string>& texts, int64_t beam_size, double alpha,
                            int64_t n_best, bool return_scores,
@@ -32,11 +37,11 @@ class Translator {
   std::vector<double> score(const std::vector<std::string>& sources,
                             const std::vector<std::string>& targets);
 
-  int64_t step() const { return loaded_.step; }
-  const std::string& checkpoint() const { return loaded_.checkpoint; }
+  int64_t step() const { return serving_->loaded.step; }
+  const std::string& checkpoint() const { return serving_->loaded.checkpoint; }
   const std::string& device() const { return device_; }
   // The model itself, for state_dict().
-  const std::shared_ptr<T2TModel>& model() const { return loaded_.model; }
+  const std::shared_ptr<T2TModel>& model() const { return serving_->loaded.model; }
 
  private:
   std::vector<std::vector<int64_t>> encode_sources(const std::vector<std::string>& texts);
@@ -44,9 +49,15 @@ class Translator {
 
   std::string model_name_;
   std::string device_;
+  Decoder& decoder() const { return *serving_->decoder; }
+
   std::unique_ptr<Problem> problem_;
-  LoadedModel loaded_;
-  std::unique_ptr<Decoder> decoder_;
+  // The model and its Decoder, as t2t-serve holds them.
+  std::shared_ptr<ServingModel> serving_;
+  // translate()'s sentences, from every calling thread, wait here and are
+  // decoded in batches by the workers, as t2t-serve batches its requests.
+  std::unique_ptr<BatchQueue> queue_;
+  std::unique_ptr<BatchWorkers> workers_;
 };
 
 }  // namespace t2t::python

@@ -82,6 +82,18 @@ def test_eight_threads_give_the_serial_results(run, sources):
         t.join()
     for i in range(8):
         assert results[i] == serial[i::8]
+    # One sentence a call, from as many threads: they share the queue's batches.
+    singles = [None] * len(sources)
+
+    def one(i):
+        singles[i] = tr.translate([sources[i]])[0]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(sources))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert singles == serial
 
 
 def test_errors_are_python_exceptions(run, sources, tmp_path):

@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <numeric>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/serve/api_keys.h"
+#include "t2t/serve/batch_workers.h"
 #include "t2t/serve/model_holder.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/stop_signals.h"
@@ -60,8 +60,6 @@ class Server {
   void answer(httplib::Response& res, int status, const std::string& json);
   void answer_error(httplib::Response& res, int status, const std::string& message);
 
-  void worker_loop();
-  void decode(SentenceBatch& batch);
   void watch_loop();
   void request_stop(const std::string& why);
   int drain_and_stop(std::thread& listener);
@@ -73,7 +71,7 @@ class Server {
   BatchQueue queue_;
   ServeMetrics metrics_;
   httplib::Server http_;
-  std::vector<std::thread> workers_;
+  std::unique_ptr<BatchWorkers> workers_;
   std::unique_ptr<StopSignals> signals_;
   std::thread watch_thread_;
   int listen_socket_ = -1;
@@ -295,34 +293,6 @@ void Server::reload(const std::string& body, httplib::Response& res) {
   }
 }
 
-void Server::worker_loop() {
-  // OpenMP's thread count is per thread: each worker sets its own.
-  at::set_num_threads(std::max(1, config_.threads / std::max(1, config_.workers)));
-  while (auto batch = queue_.next_batch()) decode(*batch);
-}
-
-void Server::decode(SentenceBatch& batch) {
-  std::vector<std::vector<int64_t>> sources;
-  sources.reserve(batch.items.size());
-  for (const BatchItem& item : batch.items)
-    sources.push_back(item.request->sources()[item.index]);
-  std::vector<int64_t> rows(sources.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  try {
-    DecodeCounts counts;
-    auto results = batch.model->decoder->decode_batch(sources, rows, batch.search, &counts);
-    // Counted before the answers go out: a client that reads /metrics right
-    // after its answer sees its sentences.
-    metrics_.batch_done(static_cast<int64_t>(sources.size()), counts.output_tokens);
-    for (size_t i = 0; i < batch.items.size(); ++i)
-      batch.items[i].request->complete(batch.items[i].index, std::move(results[i]));
-  } catch (const std::exception& e) {
-    spdlog::error("decoding a batch of {} sentences failed: {}", sources.size(), e.what());
-    for (const BatchItem& item : batch.items)
-      item.request->fail(std::string("decoding failed: ") + e.what());
-  }
-}
-
 void Server::watch_loop() {
   const auto period = std::chrono::duration<double>(config_.watch_checkpoints_s);
   std::string failed;  // a checkpoint that would not load is tried again only once replaced
@@ -398,8 +368,9 @@ int Server::run() {
     throw;
   }
   const auto model = models_.current();
-  for (int w = 0; w < std::max(1, config_.workers); ++w)
-    workers_.emplace_back([this] { worker_loop(); });
+  workers_ = std::make_unique<BatchWorkers>(
+      queue_, config_.workers, config_.threads,
+      [this](int64_t sentences, int64_t tokens) { metrics_.batch_done(sentences, tokens); });
   if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
   const auto& search = model->decoder->options().search;
   spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences, "
@@ -442,7 +413,7 @@ int Server::drain_and_stop(std::thread& listener) {
                  config_.shutdown_timeout_s, dropped);
   }
   http_stopper.join();
-  for (auto& w : workers_) w.join();
+  if (workers_) workers_->join();
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     finished_ = true;

@@ -1,0 +1,41 @@
+// Decoding workers over a BatchQueue: each takes the next batch, decodes it
+// with the batch's model and answers the batch's requests. What t2t-serve
+// decodes with, and the Python Translator when several threads call it: the
+// sentences of concurrent callers share batches.
+#pragma once
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "t2t/serve/batch_queue.h"
+
+namespace t2t {
+
+class BatchWorkers {
+ public:
+  // After each decoded batch: its sentences and output tokens (may be
+  // empty; called from the workers).
+  using OnBatch = std::function<void(int64_t sentences, int64_t output_tokens)>;
+
+  // Starts `workers` threads (at least 1), each with threads / workers
+  // LibTorch threads of its own (OpenMP's count is per thread).
+  BatchWorkers(BatchQueue& queue, int workers, int threads, OnBatch on_batch = nullptr);
+  // Joins: the queue must be closed (they end once it is closed and empty).
+  ~BatchWorkers();
+  BatchWorkers(const BatchWorkers&) = delete;
+  BatchWorkers& operator=(const BatchWorkers&) = delete;
+
+  void join();
+  int size() const { return static_cast<int>(threads_.size()); }
+
+ private:
+  void loop(int threads);
+  void decode(SentenceBatch& batch);
+
+  BatchQueue& queue_;
+  OnBatch on_batch_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace t2t
