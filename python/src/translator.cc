@@ -153,9 +153,16 @@ std::string Translator::clean(const std::string& text) const {
 }
 
 void Translator::translate_file(const std::string& source, const std::string& target,
-                                const std::function<void(int64_t, int64_t)>& progress) {
+                                const py::object& progress_arg) {
+  // True: the package's text bar; a callable: the caller's own.
+  py::object progress = progress_arg;
+  if (py::isinstance<py::bool_>(progress))
+    progress = progress.cast<bool>() ? py::module_::import("t2t._progress").attr("TextBar")()
+                                     : py::none();
+  else if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    throw py::type_error("progress must be True, False, None or a callable(done, total)");
   ProgressFn report;
-  if (progress)
+  if (!progress.is_none())
     report = [&progress](int64_t done, int64_t total) {
       py::gil_scoped_acquire gil;
       try {
@@ -228,10 +235,11 @@ sentence of its n_best hypotheses, best first, each a (text, score) pair
 when return_scores (the search's length-penalised log-probability).
 )doc")
       .def("translate_file", &Translator::translate_file, py::arg("source"), py::arg("target"),
-           py::kw_only(), py::arg("progress") = nullptr,
+           py::kw_only(), py::arg("progress") = false,
            R"doc(
 Translates a file as t2t-decoder --decode_from_file does, into target (written
-whole, then renamed). progress(done, total) is called after each batch.
+whole, then renamed). progress=True draws a progress bar on standard error; a
+callable progress(done, total) is called after each batch instead.
 )doc")
       .def("score", &Translator::score, py::arg("sources"), py::arg("targets"),
            R"doc(

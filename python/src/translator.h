@@ -33,7 +33,7 @@ class Translator {
                            int64_t n_best, bool return_scores,
                            std::optional<int64_t> max_batch_size);
   void translate_file(const std::string& source, const std::string& target,
-                      const std::function<void(int64_t, int64_t)>& progress);
+                      const pybind11::object& progress);
   std::vector<double> score(const std::vector<std::string>& sources,
                             const std::vector<std::string>& targets);
 

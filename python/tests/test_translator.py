@@ -55,6 +55,19 @@ def test_translate_file_as_the_decoder_with_progress(run, sources, tmp_path):
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
+def test_translate_file_draws_a_progress_bar_when_asked(run, sources, tmp_path, capsys):
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    tr = translator(run)
+    tr.translate_file(str(src), str(tmp_path / "out.zh"), progress=True)
+    err = capsys.readouterr().err
+    assert f"{len(sources)}/{len(sources)} sentences" in err and err.endswith("\n")
+    tr.translate_file(str(src), str(tmp_path / "quiet.zh"))
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress"):
+        tr.translate_file(str(src), str(tmp_path / "x.zh"), progress="yes")
+
+
 def test_score_equals_score_file(run, sources, references, tmp_path):
     tr = translator(run)
     targets = references[:10]
