@@ -88,8 +88,10 @@ struct Peers {
     std::string said = first_line(error);
     // The backend's own text, without its source location and its advice to read
     // the other worker's log (said below, in the user's terms).
-    if (said.rfind("[", 0) == 0 && said.find(".cc:") < said.find("] "))
-      said = said.substr(said.find("] ") + 2);
+    const size_t location_end = said.find("] ");
+    if (said.rfind("[", 0) == 0 && location_end != std::string::npos &&
+        said.find(".cc:") < location_end)
+      said = said.substr(location_end + 2);
     if (const size_t advice = said.find(". This is typically"); advice != std::string::npos)
       said.resize(advice);
     std::string who;
