@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -22,6 +23,7 @@
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/problem.h"
 #include "t2t/distributed/communicator.h"
+#include "t2t/distributed/network_address.h"
 #include "t2t/io/event_writer.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
@@ -332,11 +334,9 @@ class TrainingRun {
       seen = read_file(marker.string());
     } catch (const Error&) {
     }
-    char host[256] = "?";
-    ::gethostname(host, sizeof(host) - 1);
     const std::string mine =
         seen == want ? std::string()
-                     : "worker " + std::to_string(worker_.rank) + " (host " + host + ") " +
+                     : "worker " + std::to_string(worker_.rank) + " (host " + host_name() + ") " +
                            (seen.empty() ? "finds no " : "finds another run's ") +
                            marker.string();
     std::vector<std::string> problems;
@@ -403,19 +403,19 @@ class TrainingRun {
       random_states = communicator_->all_gather_strings(cpu_rng_state());
       if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
     }
-    if (!chief_) {
-      // The chief writes while the others wait, however long it takes.
-      communicator_->chief_alone("the writing of the checkpoint of step " + std::to_string(step_),
-                                 [] {});
-      saved_step_ = step_;
-      return;
-    }
-    const auto write = [&] { write_checkpoint(train_step, states, random_states, cuda_states); };
+    by_chief("the writing of the checkpoint of step " + std::to_string(step_),
+             [&] { write_checkpoint(train_step, states, random_states, cuda_states); });
+    saved_step_ = step_;
+  }
+
+  // Work the chief does alone: with other workers, they wait for it however
+  // long it takes (Communicator::chief_alone, which runs `work` on the
+  // chief only); a single process just does it.
+  void by_chief(const std::string& what, const std::function<void()>& work) {
     if (communicator_)
-      communicator_->chief_alone("the writing of the checkpoint of step " + std::to_string(step_),
-                                 write);
+      communicator_->chief_alone(what, work);
     else
-      write();
+      work();
   }
 
   void write_checkpoint(const TrainStep& train_step, const std::vector<std::string>& states,
@@ -433,7 +433,6 @@ class TrainingRun {
     }
     saved_path_ = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
                                   options_.keep_checkpoint_max);
-    saved_step_ = step_;
     spdlog::info("saved {}", saved_path_);
   }
 
@@ -490,28 +489,16 @@ class TrainingRun {
   // checkpoint), whether training stops here.
   EvalDecisions::Decision evaluate_and_decide() {
     EvalDecisions::Decision d;
-    const auto evaluate = [&] {
-      if (chief_) d = decisions_->add(step_, evaluate_and_log());
-    };
-    // The others wait for the chief's evaluation, however long it takes.
-    if (communicator_)
-      communicator_->chief_alone("the evaluation at step " + std::to_string(step_), evaluate);
-    else
-      evaluate();
+    by_chief("the evaluation at step " + std::to_string(step_),
+             [&] { d = decisions_->add(step_, evaluate_and_log()); });
     const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
     return {agreed[0], agreed[1]};
   }
 
   // Copies the checkpoint of this step (saved_path_) into best/.
   void record_best() {
-    const auto keep = [&] {
-      if (chief_) decisions_->keep_best(saved_path_, step_);
-    };
-    if (communicator_)
-      communicator_->chief_alone("the copy of step " + std::to_string(step_) + " into best/",
-                                 keep);
-    else
-      keep();
+    by_chief("the copy of step " + std::to_string(step_) + " into best/",
+             [&] { decisions_->keep_best(saved_path_, step_); });
   }
 
   // True where any worker said true. Decisions taken on one worker (the
