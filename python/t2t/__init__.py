@@ -41,6 +41,7 @@ from ._t2t import (  # noqa: E402,F401
     set_log_level,
 )
 from ._tools import datagen, train  # noqa: E402,F401
+from ._tools import overrides_text as _overrides_text  # noqa: E402
 
 __version__ = _t2t.__version__
 
@@ -59,23 +60,11 @@ def read_examples(path: str):
     return _t2t.ExampleReader(path)
 
 
-def _overrides(overrides) -> str:
-    if isinstance(overrides, str):
-        return overrides
-    def text(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (list, tuple)):
-            return ";".join(str(x) for x in v)
-        return str(v)
-    return ",".join(f"{k}={text(v)}" for k, v in overrides.items())
-
-
 def hparams(set_name: str, overrides="", file=None) -> dict:
     """A registered hparams set as a dict, with a YAML file and then overrides
     (a "key=value,..." string or a dict) applied, as --hparams_set,
     --hparams_file and --hparams do."""
-    return _t2t.hparams(set_name, _overrides(overrides), file)
+    return _t2t.hparams(set_name, _overrides_text(overrides), file)
 
 
 class _Registry:

@@ -33,6 +33,21 @@ def _binary(name: str) -> str:
     return path
 
 
+def overrides_text(overrides) -> str:
+    """hparams overrides as --hparams takes them: a "key=value,..." string
+    as it is, or a dict (booleans as true/false, lists joined by ';')."""
+    if isinstance(overrides, str):
+        return overrides
+
+    def text(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return ";".join(str(x) for x in v)
+        return str(v)
+    return ",".join(f"{k}={text(v)}" for k, v in overrides.items())
+
+
 def _argv(name: str, flags: dict) -> list:
     argv = [_binary(name)]
     for key, value in flags.items():
@@ -41,7 +56,7 @@ def _argv(name: str, flags: dict) -> list:
         if value is True:
             argv.append(f"--{key}")
         elif isinstance(value, dict):
-            argv.append(f"--{key}=" + ",".join(f"{k}={v}" for k, v in value.items()))
+            argv.append(f"--{key}={overrides_text(value)}")
         else:
             argv.append(f"--{key}={value}")
     return argv
