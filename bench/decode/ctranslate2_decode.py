@@ -22,6 +22,25 @@ import resource
 import time
 
 
+def t2t_search_options(beam_size):
+    """translate_batch options for T2T's search as far as CTranslate2 allows:
+    patience 2, every finished hypothesis with its plain log-probability."""
+    if beam_size <= 1:
+        return {}
+    return dict(patience=2, length_penalty=0.0, num_hypotheses=2 * beam_size,
+                return_scores=True)
+
+
+def t2t_best_ids(result, alpha, t2t_search=True):
+    """The best hypothesis's ids, re-ranked with T2T's length penalty
+    log p / ((5 + length) / 6)^alpha (length counting EOS) for T2T's search."""
+    hyps = list(zip(result.hypotheses, result.scores)) if result.scores else \
+        [(result.hypotheses[0], 0.0)]
+    if t2t_search:
+        hyps.sort(key=lambda h: -h[1] / ((5.0 + len(h[0]) + 1) / 6.0) ** alpha)
+    return [int(t[len("<id_"):-1]) for t in hyps[0][0]]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model_dir", required=True)
@@ -50,16 +69,12 @@ def main():
     options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
                    min_decoding_length=0,
                    max_decoding_length=max(len(s) for s in sources) + args.extra_length)
-    if args.search == "t2t" and args.beam_size > 1:
-        options.update(patience=2, length_penalty=0.0, num_hypotheses=2 * args.beam_size,
-                       return_scores=True)
+    t2t_search = args.search == "t2t" and args.beam_size > 1
+    if t2t_search:
+        options.update(t2t_search_options(args.beam_size))
 
     def best_ids(result):
-        hyps = list(zip(result.hypotheses, result.scores)) if result.scores else \
-            [(result.hypotheses[0], 0.0)]
-        if args.search == "t2t" and args.beam_size > 1:
-            hyps.sort(key=lambda h: -h[1] / ((5.0 + len(h[0]) + 1) / 6.0) ** args.alpha)
-        return [int(t[len("<id_"):-1]) for t in hyps[0][0]]
+        return t2t_best_ids(result, args.alpha, t2t_search)
 
     warm_start = time.time()
     results = translator.translate_batch(tokens, **options)

@@ -17,6 +17,10 @@ import subprocess
 import sys
 import time
 
+# T2T's search done by CTranslate2: the decoding benchmark's own definition.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
+from ctranslate2_decode import t2t_best_ids, t2t_search_options  # noqa: E402
+
 
 def read_lines(path):
     with open(path, encoding="utf-8") as f:
@@ -74,13 +78,10 @@ def ctranslate2_side(args, lines):
     load_s = time.time() - t0
     options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
                    min_decoding_length=0, max_decoding_length=max(map(len, tokens)) + 101,
-                   patience=2, length_penalty=0.0, num_hypotheses=2 * args.beam_size,
-                   return_scores=True)
+                   **t2t_search_options(args.beam_size))
 
     def best(result):
-        hyps = sorted(zip(result.hypotheses, result.scores),
-                      key=lambda h: -h[1] / ((5.0 + len(h[0]) + 1) / 6.0) ** args.alpha)
-        return p.decode([int(t[len("<id_"):-1]) for t in hyps[0][0]], "targets")
+        return p.decode(t2t_best_ids(result, args.alpha, args.beam_size > 1), "targets")
 
     runs = []
     for _ in range(2):
