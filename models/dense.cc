@@ -20,6 +20,20 @@ void DenseImpl::quantize_int8(const std::string& what) {
   int8_ = std::make_shared<const Int8Linear>(weight, bias, what);
 }
 
+Int8Weights DenseImpl::int8_weights(const std::string& what) const {
+  return quantize_rows(weight, what);
+}
+
+void DenseImpl::load_int8(const Int8Weights& weights, const std::string& what) {
+  if (weights.values.defined() && weights.values.dim() == 2 &&
+      (weights.values.size(0) != weight.size(0) || weights.values.size(1) != weight.size(1)))
+    throw Error(what + ": int8 weights " + c10::str(weights.values.sizes()) +
+                " do not fit the layer's " + c10::str(weight.sizes()) +
+                " (were the hparams changed?)");
+  int8_ = std::make_shared<const Int8Linear>(weights, bias, what);
+  release_float_weight();
+}
+
 void DenseImpl::dequantize() {
   if (int8_ && weight.numel() == 0 && int8_->in_features() * int8_->out_features() > 0)
     throw Error("this dense layer's float weight was released: it stays int8");

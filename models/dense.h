@@ -26,6 +26,10 @@ class DenseImpl : public torch::nn::LinearImpl {
   // The float weight stays as it is, for saving or for switching back with
   // dequantize(). `what` names the layer in errors.
   void quantize_int8(const std::string& what);
+  // The int8 form quantize_int8() would use, for saving; and building the
+  // int8 layer from such a saved form instead, releasing the float weight.
+  Int8Weights int8_weights(const std::string& what) const;
+  void load_int8(const Int8Weights& weights, const std::string& what);
   void dequantize();
   // Once quantized: frees the float weight, which forward() no longer
   // reads; the layer can then neither be trained, saved nor dequantized.

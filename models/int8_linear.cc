@@ -62,25 +62,46 @@ class QuietDeprecation : public c10::WarningHandler {
 
 std::string int8_unsupported_reason() { return select_engine(); }
 
-Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, const std::string& what) {
-  if (const std::string why = select_engine(); !why.empty()) throw Error(what + ": " + why);
+Int8Weights quantize_rows(const at::Tensor& weight, const std::string& what) {
   if (!weight.defined() || weight.dim() != 2 || weight.scalar_type() != at::kFloat ||
       !weight.device().is_cpu())
     throw Error(what + ": int8 quantization takes a float32 [out, in] weight on the CPU, got " +
                 (weight.defined() ? weight.toString() + " " + c10::str(weight.sizes())
                                   : std::string("none")));
-  out_ = weight.size(0);
-  in_ = weight.size(1);
   // Symmetric per-row scales: each output row keeps its own range, which
   // matters for embedding-sized projections whose rows differ widely.
   const at::Tensor w = weight.detach().contiguous();
-  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
-  const at::Tensor zero_points = at::zeros({out_}, at::kLong);
+  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12);
+  // LibTorch's own rounding, so that a saved int8 model decodes exactly as
+  // one quantized at load.
+  QuietDeprecation quiet;
+  const c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  const at::Tensor q = at::quantize_per_channel(w, scales.to(at::kDouble),
+                                                at::zeros({w.size(0)}, at::kLong), 0, at::kQInt8);
+  return {q.int_repr().contiguous(), scales.contiguous()};
+}
+
+Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, const std::string& what)
+    : Int8Linear(quantize_rows(weight, what), bias, what) {}
+
+Int8Linear::Int8Linear(const Int8Weights& weights, const at::Tensor& bias,
+                       const std::string& what) {
+  if (const std::string why = select_engine(); !why.empty()) throw Error(what + ": " + why);
+  const at::Tensor& v = weights.values;
+  const at::Tensor& s = weights.scales;
+  if (!v.defined() || v.dim() != 2 || v.scalar_type() != at::kChar || !s.defined() ||
+      s.dim() != 1 || s.scalar_type() != at::kFloat || s.size(0) != v.size(0))
+    throw Error(what + ": int8 weights must be int8 values [out, in] with float32 scales [out], "
+                "got " + (v.defined() ? v.toString() + " " + c10::str(v.sizes()) : "none") +
+                " and " + (s.defined() ? s.toString() + " " + c10::str(s.sizes()) : "none"));
+  out_ = v.size(0);
+  in_ = v.size(1);
   at::Tensor q;
   {
     QuietDeprecation quiet;
     const c10::WarningUtils::WarningHandlerGuard guard(&quiet);
-    q = at::quantize_per_channel(w, scales, zero_points, 0, at::kQInt8);
+    q = at::_make_per_channel_quantized_tensor(v.contiguous(), s.to(at::kDouble),
+                                               at::zeros({out_}, at::kLong), 0);
   }
   std::optional<at::Tensor> b;
   if (bias.defined()) b = bias.detach().to(at::kFloat).contiguous();

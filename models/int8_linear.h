@@ -12,17 +12,28 @@
 #include <cstdint>
 #include <string>
 
+#include "t2t/model/int8_weights.h"
+
 namespace t2t {
 
 // Empty when this LibTorch can run int8 linear layers on this CPU, else
 // why not (no quantized engine compiled in).
 std::string int8_unsupported_reason();
 
+// weight [out, in] float32 on the CPU -> its int8 form. Throws t2t::Error
+// for other dtypes or devices, naming `what`.
+Int8Weights quantize_rows(const at::Tensor& weight, const std::string& what);
+
 class Int8Linear {
  public:
-  // weight [out, in] and bias [out] (may be undefined), float32 on the CPU.
-  // Throws t2t::Error for other dtypes or devices, naming `what`.
+  // weight [out, in] and bias [out] (may be undefined), float32 on the CPU:
+  // quantize_rows(weight) then the constructor below. Throws t2t::Error for
+  // other dtypes or devices, naming `what`.
   Int8Linear(const at::Tensor& weight, const at::Tensor& bias, const std::string& what);
+  // From weights quantized before (an int8 checkpoint): the same layer as
+  // the float weight they came from gives. Throws t2t::Error naming `what`
+  // when they are no such pair.
+  Int8Linear(const Int8Weights& weights, const at::Tensor& bias, const std::string& what);
 
   // x [..., in] float32 on the CPU -> [..., out] float32.
   at::Tensor operator()(const at::Tensor& x) const;

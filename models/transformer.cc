@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "hparams/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/string_util.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {
@@ -263,6 +265,49 @@ void Transformer::quantize_int8() {
     if (auto* dense = named.value()->as<DenseImpl>()) dense->quantize_int8(named.key());
   }
   softmax_int8_ = std::make_shared<const Int8Linear>(softmax_weights_, torch::Tensor(),
+                                                     "the softmax projection");
+}
+
+namespace {
+constexpr const char* kSoftmaxInt8 = "softmax_int8";
+}  // namespace
+
+Int8WeightMap Transformer::int8_weights() const {
+  Int8WeightMap out;
+  for (const auto& named : named_modules("", false)) {
+    if (const auto* dense = named.value()->as<DenseImpl>())
+      out.emplace(named.key() + ".weight", dense->int8_weights(named.key()));
+  }
+  out.emplace(kSoftmaxInt8, quantize_rows(softmax_weights_, "the softmax projection"));
+  return out;
+}
+
+void Transformer::load_int8_weights(const Int8WeightMap& weights) {
+  // Every name checked before any layer is built: a map that does not fit
+  // changes nothing.
+  std::vector<std::pair<DenseImpl*, std::string>> dense_layers;
+  std::set<std::string> expected{kSoftmaxInt8};
+  for (const auto& named : named_modules("", false)) {
+    if (auto* dense = named.value()->as<DenseImpl>()) {
+      dense_layers.emplace_back(dense, named.key());
+      expected.insert(named.key() + ".weight");
+    }
+  }
+  std::vector<std::string> problems;
+  for (const auto& name : expected)
+    if (!weights.count(name)) problems.push_back("missing " + name);
+  for (const auto& [name, w] : weights)
+    if (!expected.count(name)) problems.push_back("unexpected " + name);
+  const Int8Weights* softmax = weights.count(kSoftmaxInt8) ? &weights.at(kSoftmaxInt8) : nullptr;
+  if (softmax && softmax->values.defined() && softmax->values.dim() == 2 &&
+      softmax->values.sizes() != softmax_weights_.sizes())
+    problems.push_back("the softmax projection is " + c10::str(softmax->values.sizes()) +
+                       ", the model's " + c10::str(softmax_weights_.sizes()));
+  if (!problems.empty())
+    throw Error("the int8 weights do not fit the model (were the hparams or the vocabulary "
+                "changed?): " + join(problems, "; "));
+  for (const auto& [dense, name] : dense_layers) dense->load_int8(weights.at(name + ".weight"), name);
+  softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                      "the softmax projection");
 }
 

@@ -46,6 +46,11 @@ class Transformer : public T2TModel {
       const std::string& suffix) const override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
   void release_float_weights() override;
+  // The dense layers' under their weights' names; the softmax projection's
+  // under "softmax_int8", its float matrix staying (it may be an
+  // embedding's too).
+  Int8WeightMap int8_weights() const override;
+  void load_int8_weights(const Int8WeightMap& weights) override;
 
   // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
   // and padding [batch, input_len] (bool, true at padding).

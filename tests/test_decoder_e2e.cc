@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/int8_linear.h"
+#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/file_util.h"
 #include "tests/sample_run.h"
 #include "tests/test_util.h"
@@ -199,4 +201,71 @@ TEST_CASE("t2t-decoder --quantize=int8 and bf16 decode every line, bad ones incl
   r = run_command(t.decoder("--quantize=int4 --decode_from_file=" + in));
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Catch::Contains("--quantize=int4 is not one of none, int8, bf16"));
+}
+
+TEST_CASE("t2t-avg-all --quantize=int8 writes a checkpoint decoded as --quantize=int8 is",
+          "[decoder][e2e][int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  const auto& t = trained();
+  REQUIRE(t.ok);
+  TempDir dir("decoder_int8_saved");
+  const std::string int8_dir = dir / "int8";
+  const std::string in = t2t::test::source_dir() + "/data/sample/dev.en";
+  const std::string avg = "./t2t-avg-all --model_dir=" + t.run + " --output_dir=" + int8_dir +
+                          " --n=1 --quantize=int8";
+
+  // The model's shape comes from the vocabularies: refused without them.
+  auto r = run_command(avg);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--problem=P --data_dir=D"));
+  r = run_command("./t2t-avg-all --model_dir=" + t.run + " --output_dir=" + int8_dir +
+                  " --problem=translate_enzh_sample");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("--problem is for --quantize=int8 only"));
+
+  r = run_command(avg + " --problem=translate_enzh_sample --data_dir=" + t.data);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("in int8"));
+  const std::string saved = t2t::latest_checkpoint(int8_dir);
+  REQUIRE(!saved.empty());
+  const std::string float_ckpt = t2t::latest_checkpoint(t.run);
+  // The matrices in a quarter of the bytes; the embeddings stay float.
+  CHECK(fs::file_size(saved) < fs::file_size(float_ckpt));
+  t2t::CheckpointMeta meta;
+  const auto tensors = t2t::read_checkpoint_tensors(saved, &meta);
+  CHECK(meta.weights == "int8");
+  CHECK(meta.step == t2t::checkpoint_step(float_ckpt));
+  CHECK(tensors.at("encoder.0.self_attention.qkv.weight").scalar_type() == torch::kChar);
+
+  const std::string flags = "--decode_hparams=beam_size=2 --decode_from_file=" + in;
+  r = run_command(t.decoder(flags + " --quantize=int8 --decode_to_file=" + (dir / "quantized.zh")));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  for (const std::string quantize : {"", " --quantize=int8"}) {
+    r = run_command("./t2t-decoder --problem=translate_enzh_sample --model=transformer "
+                    "--data_dir=" + t.data + " --output_dir=" + int8_dir + " " + flags +
+                    quantize + " --decode_to_file=" + (dir / "saved.zh"));
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Catch::Contains("holds int8 weights") && Catch::Contains("int8 weights,") &&
+                             !Catch::Contains("quantized the model"));
+    // Exactly what quantizing the float checkpoint at start decodes.
+    CHECK(t2t::read_file(dir / "saved.zh") == t2t::read_file(dir / "quantized.zh"));
+  }
+
+  // What it cannot be: decoded in bf16, trained on, averaged.
+  r = run_command("./t2t-decoder --problem=translate_enzh_sample --model=transformer --data_dir=" +
+                  t.data + " --output_dir=" + int8_dir + " --quantize=bf16 " + flags);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("int8 already"));
+  r = run_command("./t2t-avg-all --model_dir=" + int8_dir + " --output_dir=" + (dir / "again"));
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("int8 weights for decoding"));
+  std::string warm = t.trainer("--train_steps=40 --warm_start_from=" + saved);
+  warm.replace(warm.find("--output_dir=" + t.run), ("--output_dir=" + t.run).size(),
+               "--output_dir=" + (dir / "warm"));
+  r = run_command(warm);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.output, Catch::Contains("int8"));
 }

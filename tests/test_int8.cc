@@ -161,3 +161,51 @@ TEST_CASE("the --quantize mode is checked before loading and applied after", "[i
                     Catch::Contains("--quantize=int8") && Catch::Contains("no int8"));
   CHECK_NOTHROW(t2t::quantize_for_decoding(plain, "none"));
 }
+
+TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in another",
+          "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", int64_t{32});
+  hp.set("filter_size", int64_t{64});
+  hp.set("num_heads", int64_t{2});
+  const t2t::FeatureInfo features{50, 40, false};
+  torch::manual_seed(3);
+  auto trained = std::make_shared<t2t::Transformer>(hp, features);
+  auto fresh = std::make_shared<t2t::Transformer>(hp, features);
+  trained->eval();
+  fresh->eval();
+  const auto inputs = torch::randint(2, 50, {3, 6}, torch::kLong);
+  const auto targets = torch::randint(2, 40, {3, 5}, torch::kLong);
+  torch::NoGradGuard no_grad;
+
+  const t2t::Int8WeightMap saved = trained->int8_weights();
+  CHECK(saved.count("softmax_int8") == 1);
+  for (const auto& [name, w] : saved) {
+    INFO(name);
+    CHECK(w.values.scalar_type() == torch::kChar);
+    CHECK(w.scales.scalar_type() == torch::kFloat);
+    CHECK(w.scales.size(0) == w.values.size(0));
+  }
+  // The float parameters other than the int8 ones, as a loader sets them.
+  for (const auto& p : trained->named_parameters())
+    if (!saved.count(p.key())) fresh->named_parameters()[p.key()].copy_(p.value());
+
+  // A map that does not fit changes nothing and names what is wrong.
+  t2t::Int8WeightMap short_map = saved;
+  short_map.erase(short_map.begin());
+  short_map.emplace("no.such.weight", saved.begin()->second);
+  CHECK_THROWS_WITH(fresh->load_int8_weights(short_map),
+                    Catch::Contains("missing " + saved.begin()->first) &&
+                        Catch::Contains("unexpected no.such.weight"));
+  CHECK_FALSE(fresh->quantized());
+
+  fresh->load_int8_weights(saved);
+  CHECK(fresh->quantized());
+  trained->quantize_int8();
+  // The same int8 layers: the same logits, bit for bit, and the float
+  // weights they replace are released.
+  CHECK(torch::equal(fresh->forward(inputs, targets), trained->forward(inputs, targets)));
+  for (const auto& [name, w] : saved)
+    if (name != "softmax_int8") CHECK(fresh->named_parameters()[name].numel() == 0);
+}

@@ -54,7 +54,7 @@ TEST_CASE("each refused flag of each binary is an error that says why", "[refuse
       {"t2t-decoder", {"tmp_dir", "decode_shards"}},
       {"t2t-serve", {"tmp_dir", "random_seed"}},
       {"t2t-bleu", {"random_seed", "threads", "t2t_usr_dir"}},
-      {"t2t-avg-all", {"random_seed", "t2t_usr_dir"}},
+      {"t2t-avg-all", {"random_seed"}},
       {"t2t-datagen", {}},
       {"t2t-translate-all", {}},
       {"t2t-import", {"tmp_dir", "random_seed", "device"}},

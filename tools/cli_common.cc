@@ -57,9 +57,6 @@ const Refusal kRefusals[] = {
      "loads problems, models and hparams sets, and t2t-bleu uses none: it scores text files "
      "against their references: drop it"},
     {"t2t-avg-all", "random_seed", "seeds nothing: averaging draws nothing at random: drop it"},
-    {"t2t-avg-all", "t2t_usr_dir",
-     "loads problems, models and hparams sets, and t2t-avg-all uses none: it averages the "
-     "tensors of checkpoint files: drop it"},
     {"t2t-import", "tmp_dir",
      "does not apply to t2t-import, which reads the vocabularies in --data_dir: it is read by "
      "t2t-datagen only (raw data). Drop it"},

@@ -17,6 +17,10 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
+#include "t2t/data/problem.h"
+#include "t2t/decode/decoder.h"
+#include "t2t/decode/int8_checkpoint.h"
+#include "t2t/decode/run_hparams.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "tools/cli_common.h"
 
@@ -45,7 +49,40 @@ void add_avg_flags(cxxopts::Options& options) {
        "--model_dir and average the newest --n again, each time one comes; stop once none has "
        "come for this many minutes (fractions allowed: 0.5 = 30 s). Every average stays in "
        "--output_dir under its step. 0: average once and stop.",
-       value<double>()->default_value("0"));
+       value<double>()->default_value("0"))
+      ("quantize", "none, or int8: write the average with its matrices in int8 instead, a "
+       "checkpoint that t2t-decoder, t2t-serve and t2t-translate-all decode on the CPU as "
+       "--quantize=int8 does, without quantizing at start (smaller, faster to load). It can be "
+       "decoded, not trained on nor averaged. Needs --problem and --data_dir (the "
+       "vocabularies give the model's shape).",
+       value<std::string>()->default_value("none"))
+      ("problem", "With --quantize=int8: the problem the run was trained on.",
+       value<std::string>()->default_value(""))
+      ("data_dir", "With --quantize=int8: the problem's data directory (its vocabularies).",
+       value<std::string>()->default_value(""))
+      ("model", "With --quantize=int8: the run's model.", value<std::string>()->default_value("transformer"));
+}
+
+// --quantize=int8: what building the model takes.
+struct Int8Export {
+  bool on = false;
+  std::string problem, data_dir, model;
+};
+
+// Rewrites the float average at `path` (in output_dir, beside its
+// hparams.yaml) as an int8 checkpoint under the same name.
+void write_int8(const std::string& path, const std::string& output_dir, const Int8Export& spec) {
+  const t2t::Stopwatch clock;
+  const auto problem = t2t::create_problem(spec.problem);
+  const t2t::HParams hp = t2t::decoding_hparams(output_dir, t2t::HParamsRequest{});
+  t2t::CheckpointMeta meta;
+  t2t::read_checkpoint_tensors(path, &meta);
+  const auto float_bytes = fs::file_size(path);
+  const t2t::LoadedModel loaded = t2t::load_for_decoding(*problem, spec.model, hp, spec.data_dir,
+                                                         output_dir, path, torch::kCPU);
+  t2t::save_int8_checkpoint(*loaded.model, output_dir, meta);
+  spdlog::info("wrote {} in int8 ({:.1f} MiB, the float average {:.1f} MiB) in {:.1f} s", path,
+               fs::file_size(path) / 1048576.0, float_bytes / 1048576.0, clock.seconds());
 }
 
 // The checkpoints of `model_dir` of at least `min_steps` steps as (step,
@@ -90,6 +127,8 @@ struct Follow {
 
   // Averages the newest n of `all`; false when one of them was deleted
   // meanwhile (the trainer's --keep_checkpoint_max): list again.
+  Int8Export int8;
+
   bool average(const Eligible& all, t2t::AverageResult* result) const {
     const size_t take = std::min(all.checkpoints.size(), static_cast<size_t>(n));
     std::vector<std::string> window;
@@ -105,6 +144,7 @@ struct Follow {
     }
     try {
       *result = average_any(window, all.tensorflow, output_dir, model_dir);
+      if (int8.on) write_int8(result->path, output_dir, int8);
       return true;
     } catch (const t2t::Error&) {
       for (const auto& path : window)
@@ -192,8 +232,30 @@ int average(const cxxopts::ParseResult& flags) {
       throw UsageError("--output_dir is required with --checkpoints and no --model_dir");
     output_dir = (fs::path(model_dir) / "avg").string();
   }
+  Int8Export int8;
+  const std::string quantize = flags["quantize"].as<std::string>();
+  if (quantize != "none" && quantize != "int8")
+    throw UsageError("--quantize=" + quantize + " is not one of none, int8");
+  int8.on = quantize == "int8";
+  int8.problem = flags["problem"].as<std::string>();
+  int8.data_dir = flags["data_dir"].as<std::string>();
+  int8.model = flags["model"].as<std::string>();
+  if (int8.on && (int8.problem.empty() || int8.data_dir.empty()))
+    throw UsageError("--quantize=int8 builds the model, whose shape the vocabularies give: add "
+                     "--problem=P --data_dir=D, as for t2t-decoder");
+  if (!int8.on)
+    for (const char* name : {"problem", "data_dir", "model"})
+      if (flags.count(name))
+        throw UsageError(std::string("--") + name + " is for --quantize=int8 only");
+  if (int8.on) t2t::create_problem(int8.problem);  // an unknown name fails before averaging
+
   if (list.empty()) {
-    const Follow follow{model_dir, output_dir, n, min_steps, wait_minutes};
+    if (int8.on && eligible(model_dir, min_steps).tensorflow)
+      throw UsageError("--quantize=int8 writes t2t's int8 checkpoints; " + model_dir + " holds "
+                       "T2T's TensorFlow checkpoints, whose average stays a TensorFlow "
+                       "checkpoint: average without it, then decode with --quantize=int8");
+    Follow follow{model_dir, output_dir, n, min_steps, wait_minutes};
+    follow.int8 = int8;
     if (follow.run() == 0)
       throw t2t::Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
                        "T2T's model.ckpt-N.index)" +
@@ -215,7 +277,11 @@ int average(const cxxopts::ParseResult& flags) {
   // The run's hparams.yaml: the decoder reads it from the directory it loads.
   const fs::path run_dir = model_dir.empty() ? fs::path(checkpoints.back()).parent_path()
                                              : fs::path(model_dir);
+  if (int8.on && tensorflow != 0)
+    throw UsageError("--quantize=int8 writes t2t's int8 checkpoints, not T2T's TensorFlow ones: "
+                     "average without it, then decode with --quantize=int8");
   const auto result = average_any(checkpoints, tensorflow != 0, output_dir, run_dir.string());
+  if (int8.on) write_int8(result.path, output_dir, int8);
   std::cout << "averaged " << result.inputs.size() << " checkpoint(s) into " << result.path
             << " (step " << result.step << ")\n"
             << "decode it with: t2t-decoder --output_dir=" << output_dir << " ...\n";
@@ -254,6 +320,8 @@ int main(int argc, char** argv) {
       "  t2t-avg-all --model_dir=t2t_train/run1 --checkpoints=model.ckpt-9000.pt,model.ckpt-10000.pt\n"
       "  t2t-avg-all --model_dir=t2t_train/run1 --wait_minutes=30   # as training goes on\n"
       "  t2t-avg-all --model_dir=$T2T_TRAIN --output_dir=$T2T_TRAIN/avg   # a T2T run\n"
+      "  t2t-avg-all --model_dir=t2t_train/run1 --output_dir=t2t_train/run1/int8 --quantize=int8 \\\n"
+      "    --problem=translate_enzh_wmt32k --data_dir=t2t_data   # saved in int8 for the CPU\n"
       "then: t2t-decoder --output_dir=t2t_train/run1/avg ...\n");
   t2t::cli::add_common_flags(options);
   add_avg_flags(options);

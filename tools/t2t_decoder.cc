@@ -3,12 +3,15 @@
 // this file maps flags onto it.
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
+#include "t2t/core/op_profile.h"
+#include "t2t/core/stopwatch.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
 #include "t2t/decode/decode_modes.h"
@@ -37,7 +40,10 @@ void add_decoder_flags(cxxopts::Options& options) {
        "before it), teacher-forced, without label smoothing. It is <= 0, higher = likelier. "
        "(T2T writes its training loss there instead: label-smoothed, averaged per token, "
        "positive.) Lines are scored in batches of --decode_hparams batch_size.",
-       value<std::string>()->default_value(""));
+       value<std::string>()->default_value(""))
+      ("profile", "After translating, print the time spent in each LibTorch operator and in "
+       "t2t's own scopes (t2t::encode, t2t::decode_step, t2t::top_candidates), by self time, "
+       "from loading done to the last line written. Slows decoding by a few percent.");
 }
 
 // --decode_hparams keys that shape a search, which scoring runs none of:
@@ -112,6 +118,10 @@ int decode(const cxxopts::ParseResult& flags) {
   if (interactive && !reference.empty())
     throw t2t::cli::UsageError("--decode_reference needs --decode_from_file or the dev split, "
                                "not --decode_interactive");
+  const bool profiling = flags.count("profile") > 0;
+  if (profiling && interactive)
+    throw t2t::cli::UsageError("--profile times a whole file or the dev split: it goes without "
+                               "--decode_interactive");
   if (!score_path.empty()) {
     if (interactive || !from_file.empty() || !reference.empty())
       throw t2t::cli::UsageError("--score_file scores given translations: it goes without "
@@ -137,11 +147,24 @@ int decode(const cxxopts::ParseResult& flags) {
                          : std::string(", scoring --score_file");
   spdlog::info("problem {}, model {} from {} (step {}), device {}{}, batch_size {}{}", problem_name,
                model_name, loaded.checkpoint, loaded.step, device,
-               quantize == "none" ? "" : ", " + quantize + " weights", options.batch_size, search);
+               loaded.int8_checkpoint ? ", int8 weights"
+               : quantize == "none"        ? ""
+                                           : ", " + quantize + " weights",
+               options.batch_size, search);
   t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
                        torch::Device(device));
 
-  if (!score_path.empty()) return score(decoder, score_path, to_file);
+  std::optional<t2t::OpProfile> profile;
+  if (profiling) profile.emplace();
+  const t2t::Stopwatch clock;
+  auto print_profile = [&] {
+    if (profile) std::cerr << "\n" << profile->report(clock.seconds()) << std::flush;
+  };
+  if (!score_path.empty()) {
+    const int status = score(decoder, score_path, to_file);
+    print_profile();
+    return status;
+  }
   if (interactive) {
     t2t::decode_interactively(decoder, std::cin, std::cout);
     return 0;
@@ -158,6 +181,7 @@ int decode(const cxxopts::ParseResult& flags) {
     outcome = t2t::decode_dev_split(decoder, *problem, flags["data_dir"].as<std::string>(),
                                     output_name(base));
   }
+  print_profile();
   if (!reference.empty()) {
     const auto refs = t2t::read_records(reference, options.delimiter, "--decode_reference");
     std::cout << t2t::bleu_report(outcome.hypotheses, refs, "--decode_reference=" + reference);

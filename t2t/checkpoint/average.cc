@@ -112,6 +112,9 @@ AverageResult average_checkpoints(const std::vector<std::string>& checkpoints,
     const std::string& path = checkpoints[i];
     CheckpointMeta meta;
     TensorMap tensors = read_checkpoint_tensors(path, &meta);
+    if (meta.weights == "int8")
+      throw Error("checkpoint '" + path + "' holds int8 weights for decoding; average the float "
+                  "checkpoints it was made from, then quantize the average (--quantize=int8)");
     spdlog::info("averaging [{}/{}] {} (step {})", i + 1, checkpoints.size(), path, meta.step);
     if (i == 0) {
       first = tensors;

@@ -4,10 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <set>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <set>
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
@@ -134,6 +135,7 @@ void write_meta(torch::serialize::OutputArchive& archive, const CheckpointMeta& 
   for (size_t rank = 0; rank < meta.worker_cuda_rng_states.size(); ++rank)
     archive.write(kWorkerCudaRngPrefix + std::to_string(rank),
                   string_tensor(meta.worker_cuda_rng_states[rank]));
+  if (!meta.weights.empty()) archive.write("meta/weights", string_tensor(meta.weights));
   if (meta.loss_scale > 0) {
     archive.write("meta/loss_scale", torch::tensor(meta.loss_scale, torch::kFloat64));
     archive.write("meta/loss_scale_good_steps",
@@ -184,6 +186,8 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
                                         : std::max<int64_t>(0, checkpoint_step(path));
   if (read("meta/reader_state", &reader_state)) meta.reader_state = tensor_string(reader_state);
   if (read("meta/hparams_yaml", &hparams_yaml)) meta.hparams_yaml = tensor_string(hparams_yaml);
+  torch::Tensor weights;
+  if (read("meta/weights", &weights)) meta.weights = tensor_string(weights);
   for (;;) {
     torch::Tensor state;
     const std::string key = kWorkerRngPrefix + std::to_string(meta.worker_rng_states.size());
@@ -286,21 +290,26 @@ TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta)
   return tensors;
 }
 
-CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
-                               torch::optim::Optimizer* optimizer, bool restore_rng) {
-  torch::serialize::InputArchive archive = open_archive(path);
+namespace {
+
+// Sets every parameter and buffer of `model` through read(key, tensor),
+// false when the file lacks it; `keys` are all the file's keys. Throws the
+// differences, naming `path`. A parameter of no elements (released for an
+// int8 layer) may be absent.
+void restore_model(torch::nn::Module& model, const std::vector<std::string>& keys,
+                   const std::function<bool(const std::string&, torch::Tensor&)>& read,
+                   const std::string& path) {
   std::vector<std::string> problems;
-  std::vector<std::string> keys = archive.keys();
   std::set<std::string> expected;
   torch::NoGradGuard no_grad;
-  auto restore = [&](const std::string& name, torch::Tensor& dest) {
+  auto restore = [&](const std::string& name, torch::Tensor& dest, bool may_be_released) {
     const std::string key = "model/" + name;
-    expected.insert(key);
     torch::Tensor value;
-    if (!archive.try_read(key, value)) {
-      problems.push_back("missing " + name);
+    if (!read(key, value)) {
+      if (!(may_be_released && dest.numel() == 0)) problems.push_back("missing " + name);
       return;
     }
+    expected.insert(key);
     if (value.sizes() != dest.sizes()) {
       problems.push_back(name + ": shape " + c10::str(value.sizes()) + " in the file, " +
                          c10::str(dest.sizes()) + " in the model");
@@ -308,8 +317,8 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
     }
     dest.copy_(value);
   };
-  for (auto& p : model.named_parameters()) restore(p.key(), p.value());
-  for (auto& b : model.named_buffers()) restore(b.key(), b.value());
+  for (auto& p : model.named_parameters()) restore(p.key(), p.value(), true);
+  for (auto& b : model.named_buffers()) restore(b.key(), b.value(), false);
   for (const auto& k : keys)
     if (starts_with(k, "model/") && !expected.count(k)) problems.push_back("unexpected " + k.substr(6));
   if (!problems.empty()) {
@@ -321,6 +330,33 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
     throw Error("checkpoint '" + path + "' does not fit the model (were the hparams changed?): " +
                 join(problems, "; "));
   }
+}
+
+}  // namespace
+
+void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
+                        const std::string& path) {
+  std::vector<std::string> keys;
+  for (const auto& [name, t] : tensors) keys.push_back("model/" + name);
+  restore_model(model, keys, [&](const std::string& key, torch::Tensor& out) {
+    const auto it = tensors.find(key.substr(6));
+    if (it == tensors.end()) return false;
+    out = it->second;
+    return true;
+  }, path);
+}
+
+CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
+                               torch::optim::Optimizer* optimizer, bool restore_rng) {
+  torch::serialize::InputArchive archive = open_archive(path);
+  torch::Tensor weights;  // fresh, as read_meta explains
+  if (archive.try_read("meta/weights", weights) && tensor_string(weights) == "int8")
+    throw Error("checkpoint '" + path + "' holds int8 weights for decoding (t2t-avg-all "
+                "--quantize=int8): it cannot be trained on; use the float checkpoint it was "
+                "made from");
+  restore_model(model, archive.keys(), [&](const std::string& key, torch::Tensor& out) {
+    return archive.try_read(key, out);
+  }, path);
   if (optimizer) {
     torch::serialize::InputArchive opt;
     if (archive.try_read("optimizer", opt)) optimizer->load(opt);

@@ -42,6 +42,9 @@ struct CheckpointMeta {
   // it last changed (0 and 0: the run does not scale its loss).
   double loss_scale = 0;
   int64_t loss_scale_good_steps = 0;
+  // "" for a model in its own dtypes; "int8" for one saved with its
+  // matrices in int8 for decoding (t2t/decode/int8_checkpoint.h).
+  std::string weights;
 };
 
 // The default CPU generator's state as bytes, and back: how workers' random
@@ -78,6 +81,13 @@ using TensorMap = std::map<std::string, at::Tensor>;
 // model (for averaging). Throws t2t::Error naming the file when it is
 // missing or not a t2t checkpoint.
 TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta);
+
+// Sets every parameter and buffer of `model` from `tensors` (as
+// read_checkpoint_tensors gives them), with the same checks and errors as
+// load_checkpoint, naming `path`. A parameter of no elements that `tensors`
+// lacks is left so: a float weight an int8 layer replaced.
+void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
+                        const std::string& path);
 
 // Writes <dir>/model.ckpt-<meta.step>.pt holding `tensors` as the model,
 // with `meta` but no optimizer, random or loss-scale state, and points <dir>/checkpoint

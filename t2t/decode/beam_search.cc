@@ -1,5 +1,7 @@
 #include "t2t/decode/beam_search.h"
 
+#include <ATen/record_function.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -178,7 +180,10 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
   // The encoder runs once per sentence, and so does the first step: the K
   // beams of a sentence would all read the same empty history. Its state is
   // then copied to the sentence's K rows (row = sentence * K + beam).
-  auto state = model.start_decoding(inputs);
+  auto state = [&] {
+    RECORD_USER_SCOPE("t2t::encode");
+    return model.start_decoding(inputs);
+  }();
 
   Beams b;
   b.alive_seq = torch::empty({batch, K, 0}, longs);
@@ -196,7 +201,10 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
     const int64_t rows = b.alive_seq.size(0);
     const auto last = i == 0 ? torch::zeros({rows}, longs)
                              : b.alive_seq.select(2, i - 1).reshape({-1});
-    auto logits = model.decode_step(*state, last);  // [rows * K, vocab]; [rows, vocab] first
+    auto logits = [&] {  // [rows * K, vocab]; [rows, vocab] first
+      RECORD_USER_SCOPE("t2t::decode_step");
+      return model.decode_step(*state, last);
+    }();
     if (stats) {
       ++stats->steps;
       stats->row_steps += logits.size(0);

@@ -12,6 +12,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/decode/decode_batches.h"
+#include "t2t/decode/int8_checkpoint.h"
 #include "t2t/decode/parallel_batches.h"
 #include "t2t/decode/score.h"
 #include "t2t/io/tf_checkpoint.h"
@@ -312,7 +313,21 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
   } else {
     try {
-      loaded.step = load_checkpoint(loaded.checkpoint, *loaded.model, nullptr, false).step;
+      CheckpointMeta meta;
+      TensorMap tensors = read_checkpoint_tensors(loaded.checkpoint, &meta);
+      loaded.step = meta.step;
+      if (meta.weights == "int8") {
+        if (!device.is_cpu())
+          throw Error("its weights are int8 (t2t-avg-all --quantize=int8), which decode on the "
+                      "CPU only: use --device=cpu, or the float checkpoint on " + device.str());
+        load_int8_tensors(std::move(tensors), *loaded.model, loaded.checkpoint);
+        loaded.int8_checkpoint = true;
+        spdlog::info("{} holds int8 weights: decoding in int8", loaded.checkpoint);
+      } else if (!meta.weights.empty()) {
+        throw Error("its weights are '" + meta.weights + "', which this t2t does not know");
+      } else {
+        load_model_tensors(tensors, *loaded.model, loaded.checkpoint);
+      }
     } catch (const Error& e) {
       throw Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
                   "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
@@ -335,6 +350,12 @@ void check_quantize_mode(const std::string& mode, const torch::Device& device) {
 
 void quantize_for_decoding(T2TModel& model, const std::string& mode) {
   if (mode == "none") return;
+  if (model.quantized()) {
+    // An int8 checkpoint: nothing to do for int8, and nothing else to do.
+    if (mode == "int8") return;
+    throw Error("--quantize=" + mode + ": the checkpoint's weights are int8 already; decode it "
+                "without --quantize, or give --quantize=" + mode + " with its float checkpoint");
+  }
   const Stopwatch clock;
   if (mode == "bf16") {
     // Parameters and buffers in bfloat16, so every product and the

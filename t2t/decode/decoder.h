@@ -134,11 +134,13 @@ struct LoadedModel {
   FeatureEncoders encoders;
   std::string checkpoint;
   int64_t step = 0;
+  bool int8_checkpoint = false;  // its weights were saved in int8
 };
 
 // Builds `model_name` from `hparams` and the problem's vocabularies in
 // data_dir, and loads `checkpoint_path` (a file, or a run directory meaning
-// its latest) or else the latest checkpoint of output_dir, onto `device`.
+// its latest) or else the latest checkpoint of output_dir, onto `device`:
+// t2t's (float, or int8 for the CPU: int8_checkpoint.h) or T2T's.
 // Throws t2t::Error naming what is missing, or (from load_checkpoint) what
 // does not match the hparams.
 LoadedModel load_for_decoding(const Problem& problem, const std::string& model_name,
@@ -151,7 +153,9 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
 // loading anything.
 void check_quantize_mode(const std::string& mode, const torch::Device& device);
 
-// Applies a mode check_quantize_mode() accepted to a loaded model. Throws
+// Applies a mode check_quantize_mode() accepted to a loaded model; a model
+// loaded from an int8 checkpoint (int8_checkpoint.h) stays int8 under
+// "none" and "int8", and refuses "bf16". Throws
 // t2t::Error naming the flag when the model (or this LibTorch) cannot.
 void quantize_for_decoding(T2TModel& model, const std::string& mode);
 

@@ -17,6 +17,14 @@ void T2TModel::quantize_int8() {
   throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
 }
 
+Int8WeightMap T2TModel::int8_weights() const {
+  throw Error("model '" + name() + "' has no int8 implementation; it cannot be saved in int8");
+}
+
+void T2TModel::load_int8_weights(const Int8WeightMap&) {
+  throw Error("model '" + name() + "' has no int8 implementation; it cannot load int8 weights");
+}
+
 void T2TModel::load_tensorflow(const TFCheckpointReader&, int64_t) {
   throw Error("model '" + name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; only "
               "the transformer knows T2T's variable names");

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "t2t/model/int8_weights.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {
@@ -93,6 +94,19 @@ class T2TModel : public torch::nn::Module {
   // more, for a model that will only decode (it can then be neither trained,
   // saved nor switched back). The default frees nothing.
   virtual void release_float_weights() {}
+
+  // An int8 model saved and loaded as such (t2t-avg-all --quantize=int8):
+  // int8_weights() gives, from the float weights, the int8 form of every
+  // matrix quantize_int8() quantizes, keyed by the name of the float
+  // parameter it replaces, or by a name of no parameter when that parameter
+  // stays float for another use (a softmax matrix shared with an
+  // embedding). load_int8_weights() builds the int8 layers from such a map
+  // instead of quantize_int8(), with the same results, and releases the
+  // float weights they replace (which a loader then leaves unset). Both
+  // throw t2t::Error naming what is missing or does not fit; the defaults
+  // throw as quantize_int8() does.
+  virtual Int8WeightMap int8_weights() const;
+  virtual void load_int8_weights(const Int8WeightMap& weights);
 
   // Sets every parameter from a checkpoint Tensor2Tensor wrote (TensorFlow's
   // tensor bundle, under T2T's variable names). target_space_id: the
