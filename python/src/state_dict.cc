@@ -45,6 +45,9 @@ std::string load_state_dict(const std::string& output_dir,
                 "from: give like= a checkpoint or run directory of the same model");
   CheckpointMeta meta;
   const TensorMap have = read_checkpoint_tensors(source, &meta);
+  if (meta.weights == "int8")
+    throw Error(source + " holds int8 weights for decoding: give like= the float checkpoint it "
+                "was made from");
   std::vector<std::string> problems;
   for (const auto& [name, t] : have)
     if (!tensors.count(name)) problems.push_back("missing " + name);
