@@ -7,12 +7,12 @@ namespace t2t {
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
   if (int8_) return (*int8_)(x);
-  if (use_onednn_linear(x)) return onednn_linear(x, weight, bias);
+  if (use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias);
   return torch::nn::LinearImpl::forward(x);
 }
 
 torch::Tensor DenseImpl::forward_relu(const torch::Tensor& x) {
-  if (!int8_ && use_onednn_linear(x)) return onednn_linear(x, weight, bias, true);
+  if (!int8_ && use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias, true);
   return forward(x).relu_();
 }
 

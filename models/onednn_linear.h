@@ -4,17 +4,33 @@
 // MKL, which on non-Intel x86 CPUs keeps to its AVX2 code: on an AVX-512
 // AMD EPYC a [128 x 128] x [128 x 512] product ran at ~107 GFLOP/s one
 // thread, oneDNN's at ~215. Used only where no gradient is wanted, as the
-// op has no backward; below a few rows its per-call set-up costs more than
-// MKL's, so small products stay with ATen.
+// op has no backward; below a few rows its per-call set-up (~10 us) costs
+// more than MKL's, so small products of small matrices stay with ATen.
+//
+// oneDNN compiles a kernel for each new shape on first use (0.2-0.5 ms
+// each), and a decoder meets many row counts: beams x sentences left, one
+// row per sentence at the first step, batch x length in the encoder. Rows
+// are therefore padded up to a few bucketed counts (padded_rows), and the
+// padding's output dropped: each row's result does not depend on the
+// others, and a fresh process compiles ~8x fewer kernels.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 namespace t2t {
 
-// Whether onednn_linear() will be used for `x` [..., in]: oneDNN compiled
-// in, float32 on the CPU, gradients off, and enough rows to pay.
-bool use_onednn_linear(const at::Tensor& x);
+// Whether onednn_linear() will be used for `x` [..., in] times a weight of
+// `out` rows: oneDNN compiled in, float32 on the CPU, gradients off, and
+// enough rows (or a wide enough weight, as a softmax over a vocabulary) to
+// pay.
+bool use_onednn_linear(const at::Tensor& x, int64_t out);
+
+// The row count a product of `rows` rows is computed at: rows itself below
+// 16, else rounded up to a multiple of max(16, 2^floor(log2 rows) / 8),
+// so that at most ~12% of the rows are padding past 128.
+int64_t padded_rows(int64_t rows);
 
 // x [..., in] float32 CPU, weight [out, in], bias [out] or undefined ->
 // [..., out]; the same as at::linear (followed by relu with `relu`, in the

@@ -255,7 +255,7 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   if (softmax_int8_) return (*softmax_int8_)(decoder_output);
-  if (use_onednn_linear(decoder_output))
+  if (use_onednn_linear(decoder_output, softmax_weights_.size(0)))
     return onednn_linear(decoder_output, softmax_weights_, torch::Tensor());
   return torch::linear(decoder_output, softmax_weights_);
 }

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "models/dense.h"
 #include "models/onednn_linear.h"
 #include "tests/test_util.h"
@@ -19,9 +21,11 @@ TEST_CASE("the oneDNN linear op equals at::linear up to rounding", "[onednn]") {
       const auto bias = torch::randn({out});
       const auto x = torch::randn({rows, 96});
       INFO("rows " << rows << " out " << out);
-      REQUIRE(t2t::use_onednn_linear(x));
+      REQUIRE(t2t::use_onednn_linear(x, out));
       const auto got = t2t::onednn_linear(x, weight, bias);
+      // Padded rows (33 and 300 are) leave no trace in the result.
       REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
+      CHECK(got.is_contiguous());
       CHECK(torch::allclose(got, torch::linear(x, weight, bias), 1e-5, 1e-5));
       CHECK(torch::allclose(t2t::onednn_linear(x, weight, torch::Tensor()),
                             torch::linear(x, weight), 1e-5, 1e-5));
@@ -43,13 +47,38 @@ TEST_CASE("the oneDNN linear op is taken only without gradients and with enough 
           "[onednn]") {
   if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");
   const auto x = torch::randn({64, 32});
-  CHECK_FALSE(t2t::use_onednn_linear(x));  // gradients on: it has no backward
+  CHECK_FALSE(t2t::use_onednn_linear(x, 128));  // gradients on: it has no backward
   torch::NoGradGuard no_grad;
-  CHECK(t2t::use_onednn_linear(x));
-  CHECK_FALSE(t2t::use_onednn_linear(torch::randn({2, 32})));
-  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({0, 32})));
-  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({64, 0})));
-  CHECK_FALSE(t2t::use_onednn_linear(x.to(torch::kDouble)));
+  CHECK(t2t::use_onednn_linear(x, 128));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::randn({2, 32}), 128));
+  // A vocabulary-wide weight pays from two rows on.
+  CHECK(t2t::use_onednn_linear(torch::randn({2, 32}), 8192));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::randn({1, 32}), 8192));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({0, 32}), 128));
+  CHECK_FALSE(t2t::use_onednn_linear(torch::zeros({64, 0}), 128));
+  CHECK_FALSE(t2t::use_onednn_linear(x.to(torch::kDouble), 128));
+}
+
+TEST_CASE("row counts are padded to a few buckets, at most an eighth past 128", "[onednn]") {
+  for (int64_t rows = 1; rows < 16; ++rows) CHECK(t2t::padded_rows(rows) == rows);
+  CHECK(t2t::padded_rows(16) == 16);
+  CHECK(t2t::padded_rows(17) == 32);
+  CHECK(t2t::padded_rows(128) == 128);
+  CHECK(t2t::padded_rows(129) == 144);
+  CHECK(t2t::padded_rows(255) == 256);
+  CHECK(t2t::padded_rows(256) == 256);
+  CHECK(t2t::padded_rows(257) == 288);
+  CHECK(t2t::padded_rows(1000) == 1024);
+  std::set<int64_t> buckets;
+  for (int64_t rows = 1; rows <= 4096; ++rows) {
+    const int64_t padded = t2t::padded_rows(rows);
+    INFO(rows << " -> " << padded);
+    CHECK(padded >= rows);
+    if (rows >= 128) CHECK(padded - rows < rows / 8);
+    buckets.insert(padded);
+  }
+  // 15 small counts, then 8 per doubling.
+  CHECK(buckets.size() <= 15 + 8 * 9);
 }
 
 TEST_CASE("a Dense layer gives the same outputs with and without gradients", "[onednn]") {
