@@ -518,7 +518,7 @@ TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decod
 TEST_CASE("the fused CPU candidate selection keeps ties in beam and id order", "[decode]") {
   // Every logit equal: blocks of the vocabulary are skipped once the list is
   // full, and the earliest candidates must be the ones kept.
-  const int64_t rows = 2, beams = 3, vocab = 40, count = 6;
+  const int64_t rows = 2, beams = 3, vocab = 200, count = 6;  // several 64-id blocks
   const auto logits = torch::zeros({rows * beams, vocab});
   const auto alive = torch::zeros({rows, beams});
   const auto got = t2t::top_candidates(logits, alive, count, 1.0);

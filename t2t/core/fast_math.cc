@@ -20,14 +20,19 @@ MaxExpSum max_exp_sum(const float* x, int64_t n) {
   for (; u < n; ++u) lane_max[u & 15] = std::max(lane_max[u & 15], x[u]);
   float best = kNegInf;
   for (int j = 0; j < 16; ++j) best = std::max(best, lane_max[j]);
+  return {best, exp_sum(x, n, best)};
+}
+
+T2T_VECTOR_CLONES
+float exp_sum(const float* x, int64_t n, float max) {
   float partial[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t v = 0;
   for (; v + 16 <= n; v += 16)
-    for (int j = 0; j < 16; ++j) partial[j] += exp_nonpositive(x[v + j] - best);
-  for (; v < n; ++v) partial[v & 15] += exp_nonpositive(x[v] - best);
+    for (int j = 0; j < 16; ++j) partial[j] += exp_nonpositive(x[v + j] - max);
+  for (; v < n; ++v) partial[v & 15] += exp_nonpositive(x[v] - max);
   float total = 0;
   for (int j = 0; j < 16; ++j) total += partial[j];
-  return {best, total};
+  return total;
 }
 
 }  // namespace t2t

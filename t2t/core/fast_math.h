@@ -46,4 +46,8 @@ struct MaxExpSum {
 };
 MaxExpSum max_exp_sum(const float* x, int64_t n);
 
+// sum_v exp(x[v] - max) over x[0, n), its maximum known; vectorized, the
+// same sum max_exp_sum gives.
+float exp_sum(const float* x, int64_t n, float max);
+
 }  // namespace t2t

@@ -193,6 +193,30 @@ std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int
   return out;
 }
 
+double Decoder::warm_up() {
+  const Stopwatch clock;
+  SearchOptions search = options_.search;
+  search.extra_length = 2;
+  search.num_return = 1;
+  search.sampling = SamplingOptions();
+  const int64_t vocab = input_encoder_->vocab_size();
+  // Long enough to cover the encoder's usual row counts (batch x length),
+  // short enough to cost little; ids past the reserved ones (PAD, EOS).
+  for (const int64_t length : {4, 12, 24}) {
+    std::vector<std::vector<int64_t>> sources;
+    std::vector<int64_t> rows;
+    for (int64_t n = 0; n < options_.batch_size; ++n) {
+      std::vector<int64_t> ids;
+      for (int64_t i = 0; i < length; ++i) ids.push_back(2 + (n * 7 + i * 13) % std::max<int64_t>(1, vocab - 2));
+      ids.push_back(kEosId);
+      sources.push_back(std::move(ids));
+      rows.push_back(n);
+      decode_batch(sources, rows, search);
+    }
+  }
+  return clock.seconds();
+}
+
 std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
                                            int64_t first_key) {
   return translate(sources, options_.search, options_.batch_size, first_key);

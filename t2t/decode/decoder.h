@@ -92,6 +92,14 @@ class Decoder {
                                         DecodeCounts* counts = nullptr,
                                         int64_t first_key = 0) const;
 
+  // Decodes synthetic batches of every size up to the options' batch_size,
+  // two steps each at a few source lengths, and discards them: what a fresh
+  // process compiles on first use (oneDNN's kernels, one per row count) is
+  // then ready before the first real request. For servers, which should
+  // answer their first requests as fast as the later ones. Returns the
+  // seconds it took.
+  double warm_up();
+
   // A target as score() takes it: surrounding whitespace stripped, invalid
   // UTF-8 replaced (counted with the sources'), encoded by the target
   // vocabulary, EOS appended; no ids at all for an empty line.

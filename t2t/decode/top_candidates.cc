@@ -40,31 +40,50 @@ struct TopList {
   }
 };
 
+// Ids are scanned in blocks of kBlock: a block whose largest logit cannot
+// enter the list is skipped whole.
+constexpr int64_t kBlock = 64;
+
+// x[0, vocab) as the scan needs it: the maximum of each block of kBlock ids
+// (block_max[b], vocab / kBlock rounded up of them) and of the whole row,
+// lane by lane so that it vectorizes.
+T2T_VECTOR_CLONES
+float block_maxima(const float* x, int64_t vocab, float* block_max) {
+  float best = kNegInf;
+  int64_t b = 0;
+  for (int64_t v0 = 0; v0 < vocab; v0 += kBlock, ++b) {
+    const int64_t n = std::min<int64_t>(kBlock, vocab - v0);
+    float m = kNegInf;
+    if (n == kBlock) {
+      float lanes[16];
+      for (int j = 0; j < 16; ++j) lanes[j] = x[v0 + j];
+      for (int k = 16; k < kBlock; k += 16)
+        for (int j = 0; j < 16; ++j) lanes[j] = std::max(lanes[j], x[v0 + k + j]);
+      for (int j = 8; j > 0; j /= 2)
+        for (int i = 0; i < j; ++i) lanes[i] = std::max(lanes[i], lanes[i + j]);
+      m = lanes[0];
+    } else {
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, x[v0 + j]);
+    }
+    block_max[b] = m;
+    best = std::max(best, m);
+  }
+  return best;
+}
+
 // Offers top every candidate of one hypothesis: id v of logits x[0, vocab)
 // scores ((x[v] - best) - log_total) + base, log_softmax followed by adding
 // the hypothesis's log-probability. That map is monotonic in x, so a block
-// of 16 ids whose largest logit cannot enter the full list is skipped
-// whole: most of the vocabulary costs a vectorized max and one compare,
-// and the ids offered and their values are exactly those of a plain scan.
-T2T_VECTOR_CLONES
-void offer_candidates(const float* x, int64_t vocab, float best, float log_total, float base,
-                      int64_t offset, int64_t count, TopList& top) {
+// whose largest logit cannot enter the full list is skipped whole: most of
+// the vocabulary costs one compare per block, and the ids offered and their
+// values are exactly those of a plain scan.
+void offer_candidates(const float* x, int64_t vocab, const float* block_max, float best,
+                      float log_total, float base, int64_t offset, int64_t count, TopList& top) {
   float threshold = top.threshold();
-  for (int64_t v0 = 0; v0 < vocab; v0 += 16) {
-    const int64_t n = std::min<int64_t>(16, vocab - v0);
-    if (top.size == count) {
-      float block_max = x[v0];
-      if (n == 16) {
-        float lanes[16];
-        for (int j = 0; j < 16; ++j) lanes[j] = x[v0 + j];
-        for (int j = 8; j > 0; j /= 2)
-          for (int i = 0; i < j; ++i) lanes[i] = std::max(lanes[i], lanes[i + j]);
-        block_max = lanes[0];
-      } else {
-        for (int64_t j = 1; j < n; ++j) block_max = std::max(block_max, x[v0 + j]);
-      }
-      if (!(((block_max - best) - log_total) + base > threshold)) continue;
-    }
+  int64_t b = 0;
+  for (int64_t v0 = 0; v0 < vocab; v0 += kBlock, ++b) {
+    if (top.size == count && !(((block_max[b] - best) - log_total) + base > threshold)) continue;
+    const int64_t n = std::min<int64_t>(kBlock, vocab - v0);
     for (int64_t j = 0; j < n; ++j) {
       const float grown = ((x[v0 + j] - best) - log_total) + base;
       if (grown > threshold || top.size < count) {
@@ -94,6 +113,7 @@ Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& ali
   int64_t* ids = c.ids.data_ptr<int64_t>();
   const float pen = static_cast<float>(penalty);
   at::parallel_for(0, rows, rows * beams * vocab < (1 << 18) ? rows : 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> block_max((vocab + kBlock - 1) / kBlock);
     for (int64_t r = begin; r < end; ++r) {
       TopList top(count);
       for (int64_t k = 0; k < beams; ++k) {
@@ -106,8 +126,10 @@ Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& ali
           continue;
         }
         const float* row = x + (r * beams + k) * vocab;
-        const auto [best, total] = max_exp_sum(row, vocab);
-        offer_candidates(row, vocab, best, std::log(total), base, offset, count, top);
+        const float best = block_maxima(row, vocab, block_max.data());
+        const float total = exp_sum(row, vocab, best);
+        offer_candidates(row, vocab, block_max.data(), best, std::log(total), base, offset, count,
+                         top);
       }
       for (int64_t j = 0; j < count; ++j) {
         const float lp = top.value[j];

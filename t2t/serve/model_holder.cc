@@ -26,6 +26,10 @@ std::shared_ptr<const ServingModel> ModelHolder::load(const std::string& checkpo
                                                spec_.device);
   spdlog::info("loaded {} (step {}) in {:.1f} s", serving->loaded.checkpoint,
                serving->loaded.step, clock.seconds());
+  // Before the model serves: its first requests then take no longer than
+  // the later ones.
+  spdlog::info("warmed up on synthetic batches of 1 to {} sentences in {:.1f} s",
+               spec_.options.batch_size, serving->decoder->warm_up());
   return serving;
 }
 
