@@ -1,14 +1,36 @@
 #include "models/dense.h"
 
+#include <cmath>
+
 #include "models/onednn_linear.h"
 #include "t2t/core/error.h"
+#include "t2t/model/skip_init.h"
 
 namespace t2t {
+
+DenseImpl::DenseImpl(const torch::nn::LinearOptions& options) : options(options) { reset(); }
+
+void DenseImpl::reset() {
+  weight = register_parameter("weight",
+                              torch::empty({options.out_features(), options.in_features()}));
+  bias = options.bias() ? register_parameter("bias", torch::empty(options.out_features()))
+                        : register_parameter("bias", {}, /*requires_grad=*/false);
+  if (skip_initialization()) return;
+  // torch::nn::Linear's draws, in its order, so that a model is initialised
+  // as it always was.
+  torch::NoGradGuard no_grad;
+  torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    const auto fans = torch::nn::init::_calculate_fan_in_and_fan_out(weight);
+    const double bound = 1 / std::sqrt(static_cast<double>(std::get<0>(fans)));
+    torch::nn::init::uniform_(bias, -bound, bound);
+  }
+}
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
   if (int8_) return (*int8_)(x);
   if (use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias);
-  return torch::nn::LinearImpl::forward(x);
+  return torch::nn::functional::linear(x, weight, bias);
 }
 
 torch::Tensor DenseImpl::forward_relu(const torch::Tensor& x) {

@@ -1,8 +1,10 @@
 // A dense (fully connected) layer that can switch to int8 weights for CPU
-// inference. It is a torch::nn::Linear (same "weight" and "bias"
-// parameters, so checkpoints are unchanged) whose forward() runs the int8
-// kernel (int8_linear.h) once quantize_int8() was called, and oneDNN's
-// float32 kernel (onednn_linear.h) when no gradient is wanted on the CPU.
+// inference. It has torch::nn::Linear's parameters ("weight" [out, in] and
+// "bias" [out], so checkpoints are unchanged) and draws them as it does,
+// except under SkipInitialization (t2t/model/skip_init.h), where they stay
+// untouched for a checkpoint to set. forward() runs the int8 kernel
+// (int8_linear.h) once quantize_int8() was called, and oneDNN's float32
+// kernel (onednn_linear.h) when no gradient is wanted on the CPU.
 #pragma once
 
 #include <torch/torch.h>
@@ -14,9 +16,14 @@
 
 namespace t2t {
 
-class DenseImpl : public torch::nn::LinearImpl {
+class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
  public:
-  using torch::nn::LinearImpl::LinearImpl;
+  DenseImpl(int64_t in, int64_t out) : DenseImpl(torch::nn::LinearOptions(in, out)) {}
+  explicit DenseImpl(const torch::nn::LinearOptions& options);
+
+  // Registers the parameters and draws them as torch::nn::Linear does
+  // (Kaiming-uniform weight, uniform bias), unless skip_initialization().
+  void reset() override;
 
   torch::Tensor forward(const torch::Tensor& x);
   // relu(forward(x)), fused where the kernel can.
@@ -35,6 +42,10 @@ class DenseImpl : public torch::nn::LinearImpl {
   // reads; the layer can then neither be trained, saved nor dequantized.
   void release_float_weight();
   bool quantized() const { return int8_ != nullptr; }
+
+  torch::nn::LinearOptions options;
+  torch::Tensor weight;
+  torch::Tensor bias;  // undefined without a bias
 
  private:
   std::shared_ptr<const Int8Linear> int8_;

@@ -17,6 +17,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
 #include "t2t/model/model_registry.h"
+#include "t2t/model/skip_init.h"
 
 namespace t2t {
 namespace {
@@ -128,6 +129,7 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
 
   // T2T's symbol modality: N(0, hidden^-0.5) rows under T2T's variable names.
   auto embedding = [&](const std::string& name, int64_t vocab) {
+    if (skip_initialization()) return register_parameter(name, torch::empty({vocab, hidden}));
     return register_parameter(
         name, torch::randn({vocab, hidden}) * std::pow(static_cast<double>(hidden), -0.5));
   };

@@ -13,6 +13,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/model/skip_init.h"
 
 namespace t2t {
 namespace {
@@ -64,6 +65,7 @@ void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t leng
 
 Dense dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
   Dense layer(torch::nn::LinearOptions(in, out).bias(bias));
+  if (skip_initialization()) return layer;  // a checkpoint sets it
   torch::NoGradGuard no_grad;
   init_dense_weight(layer->weight, c.initializer, c.initializer_gain);
   if (bias) layer->bias.zero_();
@@ -132,6 +134,7 @@ TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
 }
 
 void init_dense_weight(torch::Tensor weight, const std::string& initializer, double gain) {
+  if (skip_initialization()) return;  // a checkpoint sets it
   torch::NoGradGuard no_grad;
   const double fan_out = static_cast<double>(weight.size(0));
   const double fan_in = static_cast<double>(weight.size(1));

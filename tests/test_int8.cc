@@ -8,10 +8,13 @@
 #include "models/dense.h"
 #include "models/int8_linear.h"
 #include "models/transformer.h"
+#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/decode/beam_search.h"
 #include "t2t/decode/decoder.h"
+#include "t2t/decode/int8_checkpoint.h"
+#include "t2t/model/skip_init.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/test_util.h"
@@ -208,4 +211,45 @@ TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in an
   CHECK(torch::equal(fresh->forward(inputs, targets), trained->forward(inputs, targets)));
   for (const auto& [name, w] : saved)
     if (name != "softmax_int8") CHECK(fresh->named_parameters()[name].numel() == 0);
+}
+
+TEST_CASE("an int8 checkpoint loads into a model built without initialization as quantizing does",
+          "[int8]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", int64_t{32});
+  hp.set("filter_size", int64_t{64});
+  hp.set("num_heads", int64_t{2});
+  const t2t::FeatureInfo features{50, 40, false};
+  torch::manual_seed(4);
+  auto trained = std::make_shared<t2t::Transformer>(hp, features);
+  {
+    // Biases as training leaves them: not the zeros a fresh model has.
+    torch::NoGradGuard no_grad;
+    for (auto& p : trained->named_parameters())
+      if (p.key().find("bias") != std::string::npos) p.value().uniform_(-0.5, 0.5);
+  }
+  trained->eval();
+  t2t::test::TempDir dir("int8_checkpoint");
+  t2t::CheckpointMeta meta;
+  meta.step = 7;
+  const std::string path = t2t::save_int8_checkpoint(*trained, dir.path.string(), meta);
+
+  std::shared_ptr<t2t::Transformer> loaded;
+  {
+    const t2t::SkipInitialization skip;
+    loaded = std::make_shared<t2t::Transformer>(hp, features);
+  }
+  loaded->eval();
+  t2t::CheckpointMeta read;
+  t2t::load_int8_tensors(t2t::read_checkpoint_tensors(path, &read), *loaded, path);
+  CHECK(read.weights == "int8");
+  CHECK(read.step == 7);
+  CHECK(loaded->quantized());
+
+  trained->quantize_int8();
+  const auto inputs = torch::randint(2, 50, {3, 6}, torch::kLong);
+  const auto targets = torch::randint(2, 40, {3, 5}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  CHECK(torch::equal(loaded->forward(inputs, targets), trained->forward(inputs, targets)));
 }

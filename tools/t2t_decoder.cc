@@ -136,6 +136,7 @@ int decode(const cxxopts::ParseResult& flags) {
     return t2t::decode_filename(base, naming, options.search.beam_size, options.search.alpha);
   };
 
+  const t2t::Stopwatch load_clock;
   t2t::LoadedModel loaded = t2t::load_for_decoding(
       *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
       flags["checkpoint_path"].as<std::string>(), torch::Device(device));
@@ -145,8 +146,9 @@ int decode(const cxxopts::ParseResult& flags) {
                                        options.search.alpha,
                                        sampling_summary(options.search.sampling))
                          : std::string(", scoring --score_file");
-  spdlog::info("problem {}, model {} from {} (step {}), device {}{}, batch_size {}{}", problem_name,
-               model_name, loaded.checkpoint, loaded.step, device,
+  spdlog::info("problem {}, model {} from {} (step {}, loaded in {:.2f} s), device {}{}, "
+               "batch_size {}{}", problem_name, model_name, loaded.checkpoint, loaded.step,
+               load_clock.seconds(), device,
                loaded.int8_checkpoint ? ", int8 weights"
                : quantize == "none"        ? ""
                                            : ", " + quantize + " weights",

@@ -298,13 +298,15 @@ namespace {
 // int8 layer) may be absent.
 void restore_model(torch::nn::Module& model, const std::vector<std::string>& keys,
                    const std::function<bool(const std::string&, torch::Tensor&)>& read,
-                   const std::string& path) {
+                   const std::string& path, bool adopt = false,
+                   const std::set<std::string>& leave = {}) {
   std::vector<std::string> problems;
   std::set<std::string> expected;
   torch::NoGradGuard no_grad;
   auto restore = [&](const std::string& name, torch::Tensor& dest, bool may_be_released) {
     const std::string key = "model/" + name;
     torch::Tensor value;
+    if (leave.count(name)) return;
     if (!read(key, value)) {
       if (!(may_be_released && dest.numel() == 0)) problems.push_back("missing " + name);
       return;
@@ -315,7 +317,13 @@ void restore_model(torch::nn::Module& model, const std::vector<std::string>& key
                          c10::str(dest.sizes()) + " in the model");
       return;
     }
-    dest.copy_(value);
+    // Adopting the file's tensor instead of copying it frees the model's
+    // own, which a model built under SkipInitialization never touched.
+    if (adopt && value.scalar_type() == dest.scalar_type() && value.device() == dest.device() &&
+        value.is_contiguous())
+      dest.set_data(value);
+    else
+      dest.copy_(value);
   };
   for (auto& p : model.named_parameters()) restore(p.key(), p.value(), true);
   for (auto& b : model.named_buffers()) restore(b.key(), b.value(), false);
@@ -335,7 +343,7 @@ void restore_model(torch::nn::Module& model, const std::vector<std::string>& key
 }  // namespace
 
 void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
-                        const std::string& path) {
+                        const std::string& path, const std::set<std::string>& leave) {
   std::vector<std::string> keys;
   for (const auto& [name, t] : tensors) keys.push_back("model/" + name);
   restore_model(model, keys, [&](const std::string& key, torch::Tensor& out) {
@@ -343,7 +351,7 @@ void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
     if (it == tensors.end()) return false;
     out = it->second;
     return true;
-  }, path);
+  }, path, /*adopt=*/true, leave);
 }
 
 CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,9 +86,12 @@ TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta)
 // Sets every parameter and buffer of `model` from `tensors` (as
 // read_checkpoint_tensors gives them), with the same checks and errors as
 // load_checkpoint, naming `path`. A parameter of no elements that `tensors`
-// lacks is left so: a float weight an int8 layer replaced.
+// lacks is left so: a float weight an int8 layer replaced; so are the
+// parameters named in `leave`, for the caller to set. The model takes the
+// tensors themselves where their dtype and device fit (no copy; its own
+// are freed), so `tensors` should not be written to afterwards.
 void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
-                        const std::string& path);
+                        const std::string& path, const std::set<std::string>& leave = {});
 
 // Writes <dir>/model.ckpt-<meta.step>.pt holding `tensors` as the model,
 // with `meta` but no optimizer, random or loss-scale state, and points <dir>/checkpoint

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 #include <numeric>
+#include <optional>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
@@ -17,6 +18,7 @@
 #include "t2t/decode/score.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
+#include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/text/utf8.h"
@@ -328,7 +330,13 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
   loaded.encoders = problem.feature_encoders(data_dir);
   FeatureInfo info{loaded.encoders.inputs->vocab_size(), loaded.encoders.targets->vocab_size(),
                    loaded.encoders.shared};
-  loaded.model = model_registry().get(model_name)(hparams, info);
+  {
+    // A t2t checkpoint sets every parameter (its loader checks): none is
+    // drawn at random first, nor made resident before the file's values.
+    std::optional<SkipInitialization> skip;
+    if (tf_checkpoint.empty()) skip.emplace();
+    loaded.model = model_registry().get(model_name)(hparams, info);
+  }
   if (!tf_checkpoint.empty()) {
     loaded.checkpoint = tf_checkpoint;
     const TFCheckpointReader reader(tf_checkpoint);

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <set>
+
 #include "t2t/core/error.h"
 #include "t2t/model/t2t_model.h"
 
@@ -46,12 +48,15 @@ void load_int8_tensors(TensorMap tensors, T2TModel& model, const std::string& pa
     tensors.erase(values);
     it = tensors.erase(it);
   }
+  // The float tensors first: an int8 layer packs its bias with its weights.
+  std::set<std::string> replaced;
+  for (const auto& [name, w] : int8) replaced.insert(name);
+  load_model_tensors(tensors, model, path, replaced);
   try {
     model.load_int8_weights(int8);
   } catch (const Error& e) {
     throw Error("int8 checkpoint '" + path + "': " + e.what());
   }
-  load_model_tensors(tensors, model, path);
 }
 
 }  // namespace t2t

@@ -1,0 +1,211 @@
+"""Decoding as users run it (bench/decode/cold.sh): every figure from a fresh
+process, t2t-decoder on the file against CTranslate2 in a process of its own,
+same weights, threads, beam, batch and search, alternating over the runs.
+
+  cold.py run --float_dir=A --int8_dir=Q --data_dir=D --problem=P --source=F
+              --ct2_dir=C --work=W --build=B --runs=3
+      A: a float checkpoint's directory (t2t-avg-all's); Q: the same model
+      saved in int8 (t2t-avg-all --quantize=int8); C: CTranslate2's
+      conversions of it, C-float32 and C-int8
+      every side once per run, then the table; results in W/results.jsonl
+  cold.py ctranslate2 --model_dir=C --ids=W/source_ids.json --out=...
+      one CTranslate2 process: load, the first translate_batch (cold), a
+      second one (warm); one JSON line
+
+t2t's cold figure is its own decoding time (from its log: reading the file,
+encoding, decoding, writing), model loading excluded and reported apart:
+start-up = the process's wall time less its decoding (libraries, model,
+exit), model load = building and loading the model (its log). CTranslate2's
+is its first translate_batch over the ids t2t's encoder gave (encoding done
+beforehand, outside its process, so that its peak RSS is its own), its
+start-up the process's wall time less its two calls, its model load
+ctranslate2.Translator(). Peak RSS is each
+process's own (getrusage of the child). The warm figures: t2t-bench-decode
+after one untimed pass, CTranslate2's second call.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ctranslate2_decode import t2t_best_ids, t2t_search_options  # noqa: E402
+
+
+def run_child(cmd):
+    """Runs cmd; returns (wall seconds, its stdout and stderr together)."""
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    wall = time.time() - t0
+    out = p.stdout.decode(errors="replace")
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{out[-3000:]}")
+    return wall, out
+
+
+def child_peak_rss_mib(log):
+    m = re.search(r"T2T_PEAK_RSS_KB=(\d+)", log)
+    return int(m.group(1)) / 1024.0 if m else None
+
+
+def timed(cmd):
+    """cmd under GNU time, so that the child's own peak RSS comes back."""
+    return ["/usr/bin/time", "-f", "T2T_PEAK_RSS_KB=%M"] + cmd
+
+
+def ctranslate2_side(args):
+    import ctranslate2
+    with open(args.ids) as f:
+        sources = json.load(f)
+    tokens = [["<id_%d>" % i for i in ids] for ids in sources]
+    inter, intra = (int(x) for x in args.split.split("x"))
+    t0 = time.time()
+    tr = ctranslate2.Translator(args.model_dir, device="cpu", inter_threads=inter,
+                                intra_threads=intra)
+    load_s = time.time() - t0
+    options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
+                   min_decoding_length=0,
+                   max_decoding_length=max(map(len, tokens)) + 1 + args.extra_length,
+                   **t2t_search_options(args.beam_size))
+    runs = []
+    for _ in range(2):
+        t0 = time.time()
+        results = tr.translate_batch(tokens, **options)
+        runs.append(time.time() - t0)
+    with open(args.out, "w") as f:
+        json.dump([t2t_best_ids(r, args.alpha, args.beam_size > 1) for r in results], f)
+    print(json.dumps(dict(load_s=load_s, cold_s=runs[0], warm_s=runs[1],
+                          ctranslate2=ctranslate2.__version__)))
+
+
+def t2t_decoder(args, precision, out_path):
+    flags = [f"--problem={args.problem}", "--model=transformer", f"--data_dir={args.data_dir}",
+             f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
+             f"--threads={args.threads}",
+             f"--decode_hparams=beam_size={args.beam_size},alpha={args.alpha},"
+             f"batch_size={args.batch_size},extra_length={args.extra_length}",
+             f"--decode_from_file={args.source}", f"--decode_to_file={out_path}"]
+    wall, log = run_child(timed([os.path.join(args.build, "t2t-decoder")] + flags))
+    # Its rate has more digits than its seconds.
+    m = re.search(r"decoded (\d+) sentences? in [0-9.]+ s: ([0-9.]+) sentences/s", log)
+    if not m:
+        sys.exit("no 'decoded N sentences in S s: R sentences/s' line in t2t-decoder's log:\n"
+                 + log[-2000:])
+    cold = int(m.group(1)) / float(m.group(2))
+    load = re.search(r"loaded in ([0-9.]+) s", log)
+    return dict(cold_s=cold, startup_s=wall - cold, load_s=float(load.group(1)) if load else None,
+                peak_rss_mib=child_peak_rss_mib(log))
+
+
+def t2t_warm(args, precision):
+    flags = [f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
+             f"--data_dir={args.data_dir}",
+             f"--problem={args.problem}", f"--source={args.source}", f"--threads={args.threads}",
+             f"--beam_size={args.beam_size}", f"--alpha={args.alpha}",
+             f"--batch_size={args.batch_size}", f"--extra_length={args.extra_length}",
+             "--warmup_batches=-1", "--passes=1"]
+    _, log = run_child([os.path.join(args.build, "t2t-bench-decode")] + flags)
+    line = [l for l in log.splitlines() if l.startswith("{")][-1]
+    return json.loads(line)["seconds"]
+
+
+def run(args):
+    import t2t
+    os.makedirs(args.work, exist_ok=True)
+    problem = t2t.problem(args.problem, args.data_dir)
+    with open(args.source, encoding="utf-8") as f:
+        lines = [line.rstrip("\n") for line in f]
+    ids_path = os.path.join(args.work, "source_ids.json")
+    with open(ids_path, "w") as f:
+        json.dump([problem.encode(line, "inputs", eos=False) for line in lines], f)
+    results_path = os.path.join(args.work, "results.jsonl")
+    outputs = {}
+    with open(results_path, "w") as results:
+        for run_no in range(args.runs):
+            for precision in ("float32", "int8"):
+                out_path = os.path.join(args.work, f"t2t-{precision}.out")
+                row = dict(side="t2t", precision=precision, split="",
+                           **t2t_decoder(args, precision, out_path))
+                row["warm_s"] = t2t_warm(args, precision)
+                with open(out_path, encoding="utf-8") as f:
+                    outputs[("t2t", precision, "")] = f.read().split("\n")[:len(lines)]
+                results.write(json.dumps(row) + "\n")
+                for split in ("2x1", "1x2"):
+                    ids_out = os.path.join(args.work, f"ct2-{precision}-{split}.json")
+                    wall, log = run_child(timed([
+                        sys.executable, os.path.abspath(__file__), "ctranslate2",
+                        f"--model_dir={args.ct2_dir}-{precision}", f"--ids={ids_path}",
+                        f"--out={ids_out}", f"--split={split}", f"--beam_size={args.beam_size}",
+                        f"--batch_size={args.batch_size}", f"--alpha={args.alpha}",
+                        f"--extra_length={args.extra_length}"]))
+                    figures = json.loads([l for l in log.splitlines() if l.startswith("{")][-1])
+                    row = dict(side="ctranslate2", precision=precision, split=split,
+                               cold_s=figures["cold_s"], warm_s=figures["warm_s"],
+                               load_s=figures["load_s"],
+                               startup_s=wall - figures["cold_s"] - figures["warm_s"],
+                               peak_rss_mib=child_peak_rss_mib(log))
+                    with open(ids_out) as f:
+                        outputs[("ctranslate2", precision, split)] = [
+                            problem.decode(ids, "targets") for ids in json.load(f)]
+                    results.write(json.dumps(row) + "\n")
+                results.flush()
+            print(f"run {run_no + 1} of {args.runs} done", file=sys.stderr)
+    summarize(results_path, outputs, len(lines), args)
+
+
+def summarize(results_path, outputs, n, args):
+    rows = [json.loads(line) for line in open(results_path)]
+    reference = outputs[("t2t", "float32", "")]
+
+    def median(side, precision, split, key):
+        return statistics.median(r[key] for r in rows if r["side"] == side and
+                                 r["precision"] == precision and r["split"] == split)
+
+    def same(key):
+        return sum(a == b for a, b in zip(reference, outputs[key]))
+
+    runs = sum(r["side"] == "t2t" and r["precision"] == "float32" for r in rows)
+    print(f"{n} sentences, beam {args.beam_size}, batch {args.batch_size}, {args.threads} threads;"
+          f" medians of {runs} runs")
+    print("| engine | precision | threads | start-up s | model load s | cold: sentences/s "
+          "| cold: t2t / CT2 best | warm: sentences/s | warm: t2t / CT2 best | peak RSS MiB "
+          "| same text as t2t float32 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for precision in ("float32", "int8"):
+        best_cold = min(median("ctranslate2", precision, s, "cold_s") for s in ("2x1", "1x2"))
+        best_warm = min(median("ctranslate2", precision, s, "warm_s") for s in ("2x1", "1x2"))
+        for side, split in (("t2t", ""), ("ctranslate2", "2x1"), ("ctranslate2", "1x2")):
+            cold = median(side, precision, split, "cold_s")
+            warm = median(side, precision, split, "warm_s")
+            ratio = (lambda best, s: f"{best / s:.2f}×") if side == "t2t" else (lambda b, s: "")
+            print(f"| {side} | {precision} | {split or 'parallel batches'} "
+                  f"| {median(side, precision, split, 'startup_s'):.2f} "
+                  f"| {median(side, precision, split, 'load_s'):.2f} | {n / cold:.0f} "
+                  f"| {ratio(best_cold, cold)} | {n / warm:.0f} | {ratio(best_warm, warm)} "
+                  f"| {median(side, precision, split, 'peak_rss_mib'):.0f} "
+                  f"| {same((side, precision, split))}/{n} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["run", "ctranslate2"])
+    for name in ("float_dir", "int8_dir", "data_dir", "problem", "source", "work", "build",
+                 "ct2_dir", "model_dir", "ids", "out"):
+        ap.add_argument("--" + name, default="")
+    ap.add_argument("--split", default="2x1")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--beam_size", type=int, default=4)
+    ap.add_argument("--alpha", type=float, default=0.6)
+    ap.add_argument("--batch_size", type=int, default=32)
+    ap.add_argument("--extra_length", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    (run if args.mode == "run" else ctranslate2_side)(args)
+
+
+if __name__ == "__main__":
+    main()
