@@ -59,7 +59,9 @@ at::Tensor onednn_linear(const at::Tensor& x, const at::Tensor& weight, const at
   if (bias.defined()) b = bias;
   const int64_t in = x.size(-1);
   const int64_t rows = x.numel() / in;
-  const int64_t padded = padded_rows(rows);
+  // A vocabulary-wide product costs more per call than its kernel costs to
+  // compile once: its padding would cost more than it saves.
+  const int64_t padded = weight.size(0) < kWideOut ? padded_rows(rows) : rows;
   auto call = [&](const at::Tensor& input) {
     return linear_pointwise()->call(input, weight, b, relu ? "relu" : "none",
                                    c10::List<std::optional<at::Scalar>>(), std::nullopt);

@@ -10,9 +10,11 @@
 // oneDNN compiles a kernel for each new shape on first use (0.2-0.5 ms
 // each), and a decoder meets many row counts: beams x sentences left, one
 // row per sentence at the first step, batch x length in the encoder. Rows
-// are therefore padded up to a few bucketed counts (padded_rows), and the
-// padding's output dropped: each row's result does not depend on the
-// others, and a fresh process compiles ~8x fewer kernels.
+// of weights narrower than a vocabulary are therefore padded up to a few
+// bucketed counts (padded_rows), and the padding's output dropped: each
+// row's result does not depend on the others, and a fresh process compiles
+// ~8x fewer kernels. A vocabulary-wide product is not padded: each call of
+// it costs more than compiling its kernel once.
 #pragma once
 
 #include <ATen/core/Tensor.h>
