@@ -60,7 +60,8 @@ void add_avg_flags(cxxopts::Options& options) {
        value<std::string>()->default_value(""))
       ("data_dir", "With --quantize=int8: the problem's data directory (its vocabularies).",
        value<std::string>()->default_value(""))
-      ("model", "With --quantize=int8: the run's model.", value<std::string>()->default_value("transformer"));
+      ("model", "With --quantize=int8: the run's model.",
+       value<std::string>()->default_value("transformer"));
 }
 
 // --quantize=int8: what building the model takes.
@@ -125,10 +126,10 @@ struct Follow {
   int64_t min_steps = 0;
   double wait_minutes = 0;
 
+  Int8Export int8;  // each average also written in int8 when on
+
   // Averages the newest n of `all`; false when one of them was deleted
   // meanwhile (the trainer's --keep_checkpoint_max): list again.
-  Int8Export int8;
-
   bool average(const Eligible& all, t2t::AverageResult* result) const {
     const size_t take = std::min(all.checkpoints.size(), static_cast<size_t>(n));
     std::vector<std::string> window;

@@ -198,21 +198,32 @@ std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int
 double Decoder::warm_up() {
   const Stopwatch clock;
   SearchOptions search = options_.search;
-  search.extra_length = 2;
+  search.batch_decode_length = false;
   search.num_return = 1;
   search.sampling = SamplingOptions();
-  const int64_t vocab = input_encoder_->vocab_size();
-  // Long enough to cover the encoder's usual row counts (batch x length),
-  // short enough to cost little; ids past the reserved ones (PAD, EOS).
-  for (const int64_t length : {4, 12, 24}) {
+  const int64_t vocab = std::max<int64_t>(1, input_encoder_->vocab_size() - 2);
+  // Batches of the sizes a server forms, every one up to 8 and then an
+  // eighth apart (as the row counts the kernels are compiled for: see
+  // models/onednn_linear.h), at a short and a usual source length (the
+  // encoder's row counts are batch x length); ids past the reserved ones
+  // (PAD, EOS).
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1; n < options_.batch_size; n += std::max<int64_t>(1, n / 8)) sizes.push_back(n);
+  sizes.push_back(options_.batch_size);
+  for (const int64_t length : {6, 20}) {
+    // Three steps: the first (a row per sentence), then beams x sentences.
+    search.extra_length = 3 - (length + 1);
     std::vector<std::vector<int64_t>> sources;
     std::vector<int64_t> rows;
-    for (int64_t n = 0; n < options_.batch_size; ++n) {
-      std::vector<int64_t> ids;
-      for (int64_t i = 0; i < length; ++i) ids.push_back(2 + (n * 7 + i * 13) % std::max<int64_t>(1, vocab - 2));
-      ids.push_back(kEosId);
-      sources.push_back(std::move(ids));
-      rows.push_back(n);
+    for (const int64_t n : sizes) {
+      while (static_cast<int64_t>(sources.size()) < n) {
+        const int64_t s = static_cast<int64_t>(sources.size());
+        std::vector<int64_t> ids;
+        for (int64_t i = 0; i < length; ++i) ids.push_back(2 + (s * 7 + i * 13) % vocab);
+        ids.push_back(kEosId);
+        sources.push_back(std::move(ids));
+        rows.push_back(s);
+      }
       decode_batch(sources, rows, search);
     }
   }
@@ -344,26 +355,36 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
     loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
   } else {
+    auto does_not_fit = [&](const Error& e) {
+      return Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
+                   "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
+                   data_dir + ": " + e.what());
+    };
+    CheckpointMeta meta;
+    TensorMap tensors;
     try {
-      CheckpointMeta meta;
-      TensorMap tensors = read_checkpoint_tensors(loaded.checkpoint, &meta);
-      loaded.step = meta.step;
+      tensors = read_checkpoint_tensors(loaded.checkpoint, &meta);
+    } catch (const Error& e) {
+      throw does_not_fit(e);
+    }
+    loaded.step = meta.step;
+    if (meta.weights == "int8" && !device.is_cpu())
+      throw Error(loaded.checkpoint + " holds int8 weights (t2t-avg-all --quantize=int8), which "
+                  "decode on the CPU only: use --device=cpu, or its float checkpoint on " +
+                  device.str());
+    if (!meta.weights.empty() && meta.weights != "int8")
+      throw Error(loaded.checkpoint + " holds weights of kind '" + meta.weights +
+                  "', which this t2t does not know: decode it with the t2t that wrote it");
+    try {
       if (meta.weights == "int8") {
-        if (!device.is_cpu())
-          throw Error("its weights are int8 (t2t-avg-all --quantize=int8), which decode on the "
-                      "CPU only: use --device=cpu, or the float checkpoint on " + device.str());
         load_int8_tensors(std::move(tensors), *loaded.model, loaded.checkpoint);
         loaded.int8_checkpoint = true;
         spdlog::info("{} holds int8 weights: decoding in int8", loaded.checkpoint);
-      } else if (!meta.weights.empty()) {
-        throw Error("its weights are '" + meta.weights + "', which this t2t does not know");
       } else {
         load_model_tensors(tensors, *loaded.model, loaded.checkpoint);
       }
     } catch (const Error& e) {
-      throw Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
-                  "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
-                  data_dir + ": " + e.what());
+      throw does_not_fit(e);
     }
   }
   loaded.model->to(device);

@@ -92,12 +92,12 @@ class Decoder {
                                         DecodeCounts* counts = nullptr,
                                         int64_t first_key = 0) const;
 
-  // Decodes synthetic batches of every size up to the options' batch_size,
-  // two steps each at a few source lengths, and discards them: what a fresh
-  // process compiles on first use (oneDNN's kernels, one per row count) is
-  // then ready before the first real request. For servers, which should
-  // answer their first requests as fast as the later ones. Returns the
-  // seconds it took.
+  // Decodes synthetic batches of sizes up to the options' batch_size (each
+  // up to 8, then an eighth apart), three steps each at two source lengths,
+  // and discards them: what a fresh process compiles on first use (oneDNN's
+  // kernels, one per row count) is then ready before the first real
+  // request. For servers, which should answer their first requests as fast
+  // as the later ones. Returns the seconds it took.
   double warm_up();
 
   // A target as score() takes it: surrounding whitespace stripped, invalid

@@ -28,7 +28,7 @@ std::shared_ptr<const ServingModel> ModelHolder::load(const std::string& checkpo
                serving->loaded.step, clock.seconds());
   // Before the model serves: its first requests then take no longer than
   // the later ones.
-  spdlog::info("warmed up on synthetic batches of 1 to {} sentences in {:.1f} s",
+  spdlog::info("warmed up on synthetic batches of 1 to {} sentences in {:.2f} s",
                spec_.options.batch_size, serving->decoder->warm_up());
   return serving;
 }
