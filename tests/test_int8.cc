@@ -27,6 +27,16 @@ double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
   return (got - want).abs().max().item<double>() / want.abs().max().item<double>();
 }
 
+// A Transformer small enough to build in a blink, for the int8 checkpoint
+// tests.
+t2t::HParams small_hparams() {
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  hp.set("hidden_size", int64_t{32});
+  hp.set("filter_size", int64_t{64});
+  hp.set("num_heads", int64_t{2});
+  return hp;
+}
+
 }  // namespace
 
 TEST_CASE("the int8 linear op follows float32 within quantization error", "[int8]") {
@@ -168,10 +178,7 @@ TEST_CASE("the --quantize mode is checked before loading and applied after", "[i
 TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in another",
           "[int8]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.set("hidden_size", int64_t{32});
-  hp.set("filter_size", int64_t{64});
-  hp.set("num_heads", int64_t{2});
+  const t2t::HParams hp = small_hparams();
   const t2t::FeatureInfo features{50, 40, false};
   torch::manual_seed(3);
   auto trained = std::make_shared<t2t::Transformer>(hp, features);
@@ -216,10 +223,7 @@ TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in an
 TEST_CASE("an int8 checkpoint loads into a model built without initialization as quantizing does",
           "[int8]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.set("hidden_size", int64_t{32});
-  hp.set("filter_size", int64_t{64});
-  hp.set("num_heads", int64_t{2});
+  const t2t::HParams hp = small_hparams();
   const t2t::FeatureInfo features{50, 40, false};
   torch::manual_seed(4);
   auto trained = std::make_shared<t2t::Transformer>(hp, features);

@@ -33,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctranslate2_decode import t2t_best_ids, t2t_search_options  # noqa: E402
+from ctranslate2_decode import t2t_best_ids, translate_options  # noqa: E402
 
 
 def run_child(cmd):
@@ -67,10 +67,9 @@ def ctranslate2_side(args):
     tr = ctranslate2.Translator(args.model_dir, device="cpu", inter_threads=inter,
                                 intra_threads=intra)
     load_s = time.time() - t0
-    options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
-                   min_decoding_length=0,
-                   max_decoding_length=max(map(len, tokens)) + 1 + args.extra_length,
-                   **t2t_search_options(args.beam_size))
+    # The tokens leave EOS out; the limit counts it.
+    options = translate_options(args.beam_size, args.batch_size, max(map(len, tokens)) + 1,
+                                args.extra_length)
     runs = []
     for _ in range(2):
         t0 = time.time()

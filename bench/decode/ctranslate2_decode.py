@@ -31,6 +31,17 @@ def t2t_search_options(beam_size):
                 return_scores=True)
 
 
+def translate_options(beam_size, batch_size, longest_source, extra_length, t2t_search=True):
+    """translate_batch options of the benchmarks. t2t limits each sentence to
+    its source (EOS included) + extra_length; CTranslate2 limits a call, so
+    the longest source's limit is used. T2T's search adds t2t_search_options."""
+    options = dict(beam_size=beam_size, max_batch_size=batch_size, min_decoding_length=0,
+                   max_decoding_length=longest_source + extra_length)
+    if t2t_search:
+        options.update(t2t_search_options(beam_size))
+    return options
+
+
 def t2t_best_ids(result, alpha, t2t_search=True):
     """The best hypothesis's ids, re-ranked with T2T's length penalty
     log p / ((5 + length) / 6)^alpha (length counting EOS) for T2T's search."""
@@ -66,12 +77,9 @@ def main():
                                         intra_threads=args.intra_threads)
     # t2t's limit is per sentence (source length with EOS + extra_length);
     # CTranslate2's is per call, so the longest sentence's is used.
-    options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
-                   min_decoding_length=0,
-                   max_decoding_length=max(len(s) for s in sources) + args.extra_length)
     t2t_search = args.search == "t2t" and args.beam_size > 1
-    if t2t_search:
-        options.update(t2t_search_options(args.beam_size))
+    options = translate_options(args.beam_size, args.batch_size, max(len(s) for s in sources),
+                                args.extra_length, t2t_search)
 
     def best_ids(result):
         return t2t_best_ids(result, args.alpha, t2t_search)

@@ -19,7 +19,7 @@ import time
 
 # T2T's search done by CTranslate2: the decoding benchmark's own definition.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
-from ctranslate2_decode import t2t_best_ids, t2t_search_options  # noqa: E402
+from ctranslate2_decode import t2t_best_ids, translate_options  # noqa: E402
 
 
 def read_lines(path):
@@ -76,9 +76,8 @@ def ctranslate2_side(args, lines):
     tr = ctranslate2.Translator(args.ct2_dir, device="cpu", inter_threads=inter,
                                 intra_threads=intra)
     load_s = time.time() - t0
-    options = dict(beam_size=args.beam_size, max_batch_size=args.batch_size,
-                   min_decoding_length=0, max_decoding_length=max(map(len, tokens)) + 101,
-                   **t2t_search_options(args.beam_size))
+    # The tokens leave EOS out; the limit counts it (t2t's extra_length: 100).
+    options = translate_options(args.beam_size, args.batch_size, max(map(len, tokens)) + 1, 100)
 
     def best(result):
         return p.decode(t2t_best_ids(result, args.alpha, args.beam_size > 1), "targets")
