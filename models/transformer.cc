@@ -262,10 +262,15 @@ torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   return torch::linear(decoder_output, softmax_weights_);
 }
 
+std::vector<std::pair<std::string, DenseImpl*>> Transformer::dense_layers() const {
+  std::vector<std::pair<std::string, DenseImpl*>> out;
+  for (const auto& named : named_modules("", false))
+    if (auto* dense = named.value()->as<DenseImpl>()) out.emplace_back(named.key(), dense);
+  return out;
+}
+
 void Transformer::quantize_int8() {
-  for (const auto& named : named_modules("", false)) {
-    if (auto* dense = named.value()->as<DenseImpl>()) dense->quantize_int8(named.key());
-  }
+  for (const auto& [name, dense] : dense_layers()) dense->quantize_int8(name);
   softmax_int8_ = std::make_shared<const Int8Linear>(softmax_weights_, torch::Tensor(),
                                                      "the softmax projection");
 }
@@ -276,10 +281,8 @@ constexpr const char* kSoftmaxInt8 = "softmax_int8";
 
 Int8WeightMap Transformer::int8_weights() const {
   Int8WeightMap out;
-  for (const auto& named : named_modules("", false)) {
-    if (const auto* dense = named.value()->as<DenseImpl>())
-      out.emplace(named.key() + ".weight", dense->int8_weights(named.key()));
-  }
+  for (const auto& [name, dense] : dense_layers())
+    out.emplace(name + ".weight", dense->int8_weights(name));
   out.emplace(kSoftmaxInt8, quantize_rows(softmax_weights_, "the softmax projection"));
   return out;
 }
@@ -287,14 +290,9 @@ Int8WeightMap Transformer::int8_weights() const {
 void Transformer::load_int8_weights(const Int8WeightMap& weights) {
   // Every name checked before any layer is built: a map that does not fit
   // changes nothing.
-  std::vector<std::pair<DenseImpl*, std::string>> dense_layers;
+  const auto layers = dense_layers();
   std::set<std::string> expected{kSoftmaxInt8};
-  for (const auto& named : named_modules("", false)) {
-    if (auto* dense = named.value()->as<DenseImpl>()) {
-      dense_layers.emplace_back(dense, named.key());
-      expected.insert(named.key() + ".weight");
-    }
-  }
+  for (const auto& [name, dense] : layers) expected.insert(name + ".weight");
   std::vector<std::string> problems;
   for (const auto& name : expected)
     if (!weights.count(name)) problems.push_back("missing " + name);
@@ -308,7 +306,7 @@ void Transformer::load_int8_weights(const Int8WeightMap& weights) {
   if (!problems.empty())
     throw Error("the int8 weights do not fit the model (were the hparams or the vocabulary "
                 "changed?): " + join(problems, "; "));
-  for (const auto& [dense, name] : dense_layers) dense->load_int8(weights.at(name + ".weight"), name);
+  for (const auto& [name, dense] : layers) dense->load_int8(weights.at(name + ".weight"), name);
   softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                      "the softmax projection");
 }
@@ -316,9 +314,7 @@ void Transformer::load_int8_weights(const Int8WeightMap& weights) {
 void Transformer::release_float_weights() {
   // The dense layers' weights only: the softmax projection's float matrix
   // may be the embedding's too, which stays float.
-  for (const auto& named : named_modules("", false)) {
-    if (auto* dense = named.value()->as<DenseImpl>()) dense->release_float_weight();
-  }
+  for (const auto& [name, dense] : dense_layers()) dense->release_float_weight();
 }
 
 torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {

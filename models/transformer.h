@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "models/int8_linear.h"
 #include "models/transformer_layers.h"
@@ -76,6 +78,9 @@ class Transformer : public T2TModel {
   int64_t hidden_size() const { return config_.hidden_size; }
 
  private:
+  // Every dense layer of both stacks, by its module name, in module order:
+  // what int8 quantizes, saves and loads.
+  std::vector<std::pair<std::string, DenseImpl*>> dense_layers() const;
   // ids [batch, length] -> [batch, length, hidden]: rows of `weights`
   // scaled by sqrt(hidden), zero for id 0.
   torch::Tensor embed(const torch::Tensor& weights, const torch::Tensor& ids) const;
