@@ -40,17 +40,11 @@ DATA_DIR=$WORK/data
   touch "$DATA_DIR/.done"
 }
 
-# train NAME HPARAMS_SET STEPS EXTRA_FLAGS...: a run in $WORK/NAME/run unless it is there.
+# train NAME HPARAMS_SET STEPS FLAGS...: a run in $WORK/NAME/run unless it is there.
 train() {
   local name=$1 set=$2 steps=$3; shift 3
-  local run=$WORK/$name/run
   mkdir -p "$WORK/$name"
-  [ -f "$run/checkpoint" ] && return 0
-  echo "training $set for $steps steps into $run"
-  "$BUILD/t2t-trainer" --problem="$PROBLEM" --model=transformer --hparams_set="$set" "$@" \
-    --data_dir="$DATA_DIR" --output_dir="$run" --train_steps="$steps" \
-    --local_eval_frequency="$steps" --eval_steps=2 --random_seed=1 >"$WORK/$name/train.log" 2>&1 \
-    || { tail -n 20 "$WORK/$name/train.log" >&2; exit 1; }
+  bench_train "$PROBLEM" "$set" "$steps" "$DATA_DIR" "$WORK/$name/run" "$WORK/$name" "$@"
 }
 
 for model in $MODELS; do
