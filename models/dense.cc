@@ -29,17 +29,24 @@ void DenseImpl::reset() {
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
   if (int8_) return (*int8_)(x);
-  if (use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias);
+  if (use_onednn_linear(x, weight.size(0)))
+    return onednn_linear(x, weight, bias, false, packed_.get());
   return torch::nn::functional::linear(x, weight, bias);
 }
 
 torch::Tensor DenseImpl::forward_relu(const torch::Tensor& x) {
-  if (!int8_ && use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias, true);
+  if (!int8_ && use_onednn_linear(x, weight.size(0)))
+    return onednn_linear(x, weight, bias, true, packed_.get());
   return forward(x).relu_();
 }
 
 void DenseImpl::quantize_int8(const std::string& what) {
   int8_ = std::make_shared<const Int8Linear>(weight, bias, what);
+  packed_.reset();
+}
+
+void DenseImpl::pack_for_inference() {
+  packed_ = int8_ ? nullptr : OnednnWeight::pack(weight);
 }
 
 Int8Weights DenseImpl::int8_weights(const std::string& what) const {
@@ -53,6 +60,7 @@ void DenseImpl::load_int8(const Int8Weights& weights, const std::string& what) {
                 " do not fit the layer's " + c10::str(weight.sizes()) +
                 " (were the hparams changed?)");
   int8_ = std::make_shared<const Int8Linear>(weights, bias, what);
+  packed_.reset();
   release_float_weight();
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "models/int8_linear.h"
+#include "models/onednn_linear.h"
 
 namespace t2t {
 
@@ -42,6 +43,11 @@ class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
   // reads; the layer can then neither be trained, saved nor dequantized.
   void release_float_weight();
   bool quantized() const { return int8_ != nullptr; }
+  // Lays the float weight out for oneDNN's CPU kernel (OnednnWeight), for
+  // a layer that will decode: forward() then skips that step at each call
+  // for as long as the weight stays as it is. Nothing for an int8 layer, or
+  // a weight that is not float32 on the CPU.
+  void pack_for_inference();
 
   torch::nn::LinearOptions options;
   torch::Tensor weight;
@@ -49,6 +55,7 @@ class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
 
  private:
   std::shared_ptr<const Int8Linear> int8_;
+  std::shared_ptr<const OnednnWeight> packed_;
 };
 TORCH_MODULE(Dense);
 

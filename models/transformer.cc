@@ -258,7 +258,8 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   if (softmax_int8_) return (*softmax_int8_)(decoder_output);
   if (use_onednn_linear(decoder_output, softmax_weights_.size(0)))
-    return onednn_linear(decoder_output, softmax_weights_, torch::Tensor());
+    return onednn_linear(decoder_output, softmax_weights_, torch::Tensor(), false,
+                         softmax_packed_.get());
   return torch::linear(decoder_output, softmax_weights_);
 }
 
@@ -270,6 +271,7 @@ std::vector<std::pair<std::string, DenseImpl*>> Transformer::dense_layers() cons
 }
 
 void Transformer::quantize_int8() {
+  softmax_packed_.reset();
   for (const auto& [name, dense] : dense_layers()) dense->quantize_int8(name);
   softmax_int8_ = std::make_shared<const Int8Linear>(softmax_weights_, torch::Tensor(),
                                                      "the softmax projection");
@@ -309,6 +311,11 @@ void Transformer::load_int8_weights(const Int8WeightMap& weights) {
   for (const auto& [name, dense] : layers) dense->load_int8(weights.at(name + ".weight"), name);
   softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                      "the softmax projection");
+}
+
+void Transformer::pack_for_inference() {
+  for (const auto& [name, dense] : dense_layers()) dense->pack_for_inference();
+  softmax_packed_ = softmax_int8_ ? nullptr : OnednnWeight::pack(softmax_weights_);
 }
 
 void Transformer::release_float_weights() {

@@ -170,9 +170,9 @@ TEST_CASE("the --quantize mode is checked before loading and applied after", "[i
     }
     torch::Tensor decode_step(t2t::DecoderState&, const torch::Tensor&) override { return {}; }
   } plain;
-  CHECK_THROWS_WITH(t2t::quantize_for_decoding(plain, "int8"),
+  CHECK_THROWS_WITH(t2t::prepare_for_decoding(plain, "int8"),
                     Catch::Contains("--quantize=int8") && Catch::Contains("no int8"));
-  CHECK_NOTHROW(t2t::quantize_for_decoding(plain, "none"));
+  CHECK_NOTHROW(t2t::prepare_for_decoding(plain, "none"));
 }
 
 TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in another",

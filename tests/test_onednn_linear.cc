@@ -92,3 +92,59 @@ TEST_CASE("a Dense layer gives the same outputs with and without gradients", "[o
   CHECK(torch::allclose(inferred, trained.detach(), 1e-5, 1e-5));
   CHECK(torch::allclose(dense->forward_relu(x), trained.detach().relu(), 1e-5, 1e-5));
 }
+
+TEST_CASE("a packed weight gives the plain one's outputs and is dropped once the weight changes",
+          "[onednn]") {
+  if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(7);
+  const auto weight = torch::randn({200, 64}) * 0.1;
+  const auto bias = torch::randn({200});
+  const auto packed = t2t::OnednnWeight::pack(weight);
+  REQUIRE(packed);
+  REQUIRE(packed->packed_for(weight));
+  for (const int64_t rows : {2, 12, 37, 128}) {
+    const auto x = torch::randn({rows, 64});
+    INFO("rows " << rows);
+    // The same kernel on the same numbers: the same bits.
+    CHECK(torch::equal(t2t::onednn_linear(x, weight, bias, false, packed.get()),
+                       t2t::onednn_linear(x, weight, bias)));
+    CHECK(torch::equal(t2t::onednn_linear(x, weight, bias, true, packed.get()),
+                       t2t::onednn_linear(x, weight, bias, true)));
+  }
+  // Not a float32 CPU matrix: nothing to pack.
+  CHECK_FALSE(t2t::OnednnWeight::pack(weight.to(torch::kDouble)));
+  CHECK_FALSE(t2t::OnednnWeight::pack(bias));
+  // Another tensor of equal values is not the packed one's.
+  CHECK_FALSE(packed->packed_for(weight.clone()));
+
+  // Changed in place (a training step, a checkpoint copied in): the packed
+  // copy is stale, and the weight is read as it now is.
+  auto changing = weight.clone();
+  const auto stale = t2t::OnednnWeight::pack(changing);
+  changing.mul_(2);
+  CHECK_FALSE(stale->packed_for(changing));
+  const auto x = torch::randn({16, 64});
+  CHECK(torch::allclose(t2t::onednn_linear(x, changing, bias, false, stale.get()),
+                        torch::linear(x, changing, bias), 1e-5, 1e-5));
+}
+
+TEST_CASE("a packed Dense layer follows its weight when a checkpoint replaces it", "[onednn]") {
+  if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");
+  torch::manual_seed(8);
+  t2t::Dense dense(torch::nn::LinearOptions(48, 80));
+  torch::NoGradGuard no_grad;
+  const auto x = torch::randn({40, 48});
+  const auto before = dense(x);
+  dense->pack_for_inference();
+  CHECK(torch::equal(dense(x), before));
+  // set_data, as a loader adopting a file's tensor does: a new storage.
+  dense->weight.set_data(torch::randn({80, 48}));
+  CHECK(torch::allclose(dense(x), torch::linear(x, dense->weight, dense->bias), 1e-5, 1e-5));
+  CHECK(torch::allclose(dense->forward_relu(x),
+                        torch::linear(x, dense->weight, dense->bias).relu(), 1e-5, 1e-5));
+  // A quantized layer has nothing packed: its int8 kernel answers.
+  dense->pack_for_inference();
+  dense->quantize_int8("test layer");
+  CHECK(torch::equal(dense(x), t2t::Int8Linear(dense->weight, dense->bias, "test layer")(x)));
+}

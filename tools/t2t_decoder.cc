@@ -140,7 +140,7 @@ int decode(const cxxopts::ParseResult& flags) {
   t2t::LoadedModel loaded = t2t::load_for_decoding(
       *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
       flags["checkpoint_path"].as<std::string>(), torch::Device(device));
-  t2t::quantize_for_decoding(*loaded.model, quantize);
+  t2t::prepare_for_decoding(*loaded.model, quantize);
   const std::string search =
       score_path.empty() ? fmt::format(", beam_size {}, alpha {}{}", options.search.beam_size,
                                        options.search.alpha,

@@ -400,7 +400,7 @@ int main(int argc, char** argv) {
       if (!run_dir.empty()) write_run(w, run_dir);
       return 0;
     }
-    t2t::quantize_for_decoding(*w.model, quantize);
+    t2t::prepare_for_decoding(*w.model, quantize);
     w.name += quantize == "none" ? "" : "-" + quantize;
     Options opt;
     opt.beam_size = flags["beam_size"].as<int64_t>();

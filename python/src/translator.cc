@@ -44,7 +44,7 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
   serving_ = std::make_shared<ServingModel>();
   serving_->loaded = load_for_decoding(*problem_, model, hp, data_dir, output_dir,
                                        checkpoint.value_or(""), torch::Device(device_));
-  quantize_for_decoding(*serving_->loaded.model, mode);
+  prepare_for_decoding(*serving_->loaded.model, mode);
   HParams dp = default_decode_hparams();
   dp.set("beam_size", beam_size);
   dp.set("alpha", alpha);

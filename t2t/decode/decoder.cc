@@ -401,7 +401,9 @@ void check_quantize_mode(const std::string& mode, const torch::Device& device) {
                 "kernels): use --device=cpu, or leave --quantize out on " + device.str());
 }
 
-void quantize_for_decoding(T2TModel& model, const std::string& mode) {
+namespace {
+
+void quantize(T2TModel& model, const std::string& mode) {
   if (mode == "none") return;
   if (model.quantized()) {
     // An int8 checkpoint: nothing to do for int8, and nothing else to do.
@@ -425,6 +427,15 @@ void quantize_for_decoding(T2TModel& model, const std::string& mode) {
     throw Error("--quantize=" + mode + ": " + e.what());
   }
   spdlog::info("quantized the model's weights to {} in {:.1f} s", mode, clock.seconds());
+}
+
+}  // namespace
+
+void prepare_for_decoding(T2TModel& model, const std::string& quantize_mode) {
+  quantize(model, quantize_mode);
+  // After quantizing: int8 layers and bf16 weights have nothing to pack.
+  torch::NoGradGuard no_grad;
+  model.pack_for_inference();
 }
 
 }  // namespace t2t

@@ -161,10 +161,12 @@ LoadedModel load_for_decoding(const Problem& problem, const std::string& model_n
 // loading anything.
 void check_quantize_mode(const std::string& mode, const torch::Device& device);
 
-// Applies a mode check_quantize_mode() accepted to a loaded model; a model
-// loaded from an int8 checkpoint (int8_checkpoint.h) stays int8 under
-// "none" and "int8", and refuses "bf16". Throws
-// t2t::Error naming the flag when the model (or this LibTorch) cannot.
-void quantize_for_decoding(T2TModel& model, const std::string& mode);
+// Readies a loaded model for decoding: applies a --quantize mode
+// check_quantize_mode() accepted (a model loaded from an int8 checkpoint,
+// int8_checkpoint.h, stays int8 under "none" and "int8", and refuses
+// "bf16"), then lays the float CPU weights out for their kernels
+// (T2TModel::pack_for_inference). Throws t2t::Error naming the flag when
+// the model (or this LibTorch) cannot.
+void prepare_for_decoding(T2TModel& model, const std::string& quantize);
 
 }  // namespace t2t

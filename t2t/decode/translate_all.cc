@@ -53,7 +53,7 @@ void translate_with(const TranslateAllSpec& spec, const std::string& checkpoint,
                     const std::string& output) {
   LoadedModel loaded = load_for_decoding(*spec.problem, spec.model_name, spec.hparams,
                                          spec.data_dir, spec.model_dir, checkpoint, spec.device);
-  quantize_for_decoding(*loaded.model, spec.quantize);
+  prepare_for_decoding(*loaded.model, spec.quantize);
   Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, spec.options,
                   spec.device);
   decode_file(decoder, spec.source, output);

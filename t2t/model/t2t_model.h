@@ -94,6 +94,10 @@ class T2TModel : public torch::nn::Module {
   // more, for a model that will only decode (it can then be neither trained,
   // saved nor switched back). The default frees nothing.
   virtual void release_float_weights() {}
+  // For a model about to decode: lays its float CPU weights out for the
+  // kernels that read them (a copy beside each weight, used only for as
+  // long as that weight stays unchanged). The default does nothing.
+  virtual void pack_for_inference() {}
 
   // An int8 model saved and loaded as such (t2t-avg-all --quantize=int8):
   // int8_weights() gives, from the float weights, the int8 form of every
