@@ -126,55 +126,95 @@ std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor
 
 // ---- beam search -------------------------------------------------------------
 
-// The search's tensors, rows = sentences still in the batch:
-//   alive_seq [rows, beam, t], alive_log_probs [rows, beam]: the best
-//     hypotheses without EOS, and their log-probabilities;
-//   finished_seq [rows, beam, t], finished_scores [rows, beam],
-//     finished_flags [rows, beam]: the best hypotheses that ended in EOS,
-//     scored with the length penalty; slots never filled hold -kInf, unflagged.
-struct Beams {
-  torch::Tensor alive_seq, alive_log_probs;
-  torch::Tensor finished_seq, finished_scores, finished_flags;
-  torch::Tensor max_penalty;  // [rows]: the penalty at the sentence's decode length
+// One hypothesis of the search: its ids so far (EOS included for a finished
+// one) and its log-probability (alive) or its penalised score (finished).
+struct Beam {
+  std::vector<int64_t> ids;
+  float value = 0;
+  bool flag = false;  // finished slots: holds a hypothesis that ended in EOS
+};
 
-  void keep(const torch::Tensor& rows) {
-    for (auto* t : {&alive_seq, &alive_log_probs, &finished_seq, &finished_scores,
-                    &finished_flags, &max_penalty})
-      *t = t->index_select(0, rows);
-  }
+// A sentence's beams: `alive` the best hypotheses without EOS, `finished`
+// the best that ended in EOS, best first; finished slots never filled hold
+// -kInf, unflagged. Plain C++ on the CPU: the bookkeeping of a step is a
+// few hundred numbers, which tensor ops would spend more time launching than
+// computing, and the model's device only sees the rows to run.
+struct SentenceBeams {
+  std::vector<Beam> alive, finished;
+  float max_penalty = 1;  // the penalty at the sentence's decode length
 };
 
 // Row r's result: its finished hypotheses, best first, then (when fewer than
 // `count` finished, T2T's fallback) its best alive ones.
-std::vector<Hypothesis> collect(const Beams& b, int64_t r, int64_t count) {
-  const auto fin_seq = b.finished_seq[r].to(torch::kCPU).contiguous();
-  const auto fin_scores = b.finished_scores[r].to(torch::kCPU, torch::kDouble).contiguous();
-  const auto fin_flags = b.finished_flags[r].to(torch::kCPU).contiguous();
-  const auto alive_seq = b.alive_seq[r].to(torch::kCPU).contiguous();
-  const auto alive_lp = b.alive_log_probs[r].to(torch::kCPU, torch::kDouble).contiguous();
-  const int64_t beam = fin_seq.size(0), t = fin_seq.size(1);
+std::vector<Hypothesis> collect(const SentenceBeams& b, int64_t count) {
   std::vector<Hypothesis> out;
-  for (int64_t k = 0; k < beam && static_cast<int64_t>(out.size()) < count; ++k) {
-    const double score = fin_scores.data_ptr<double>()[k];
-    if (!fin_flags.data_ptr<bool>()[k] || !(score > -kInf)) continue;
-    out.push_back({until_eos(fin_seq.data_ptr<int64_t>() + k * t, t), score, true});
+  for (const Beam& h : b.finished) {
+    if (static_cast<int64_t>(out.size()) >= count) break;
+    if (!h.flag || !(h.value > -kInf)) continue;
+    out.push_back({until_eos(h.ids.data(), static_cast<int64_t>(h.ids.size())), h.value, true});
   }
-  for (int64_t k = 0; k < beam && static_cast<int64_t>(out.size()) < count; ++k) {
-    const double lp = alive_lp.data_ptr<double>()[k];
-    if (!std::isfinite(lp)) continue;  // a slot no real hypothesis ever reached
-    out.push_back({until_eos(alive_seq.data_ptr<int64_t>() + k * t, t), lp, false});
+  for (const Beam& h : b.alive) {
+    if (static_cast<int64_t>(out.size()) >= count) break;
+    if (!std::isfinite(h.value)) continue;  // a slot no real hypothesis ever reached
+    out.push_back({until_eos(h.ids.data(), static_cast<int64_t>(h.ids.size())), h.value, false});
   }
+  return out;
+}
+
+// The `count` best of `n` values, best first, ties to the lower index (as
+// TensorFlow's top_k, which T2T's search uses).
+std::vector<int64_t> best_indices(const float* values, int64_t n, int64_t count) {
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return values[a] > values[b]; });
+  order.resize(std::min(count, n));
+  return order;
+}
+
+// The candidates of a step on the CPU, [rows, 4, count] as doubles (score,
+// log-probability, beam, id: ids and beams are exact in a double), in one
+// copy from another device.
+std::vector<double> candidates_on_cpu(const Candidates& top) {
+  const int64_t rows = top.scores.size(0), count = top.scores.size(1);
+  std::vector<double> out(rows * 4 * count);
+  if (top.scores.device().is_cpu()) {
+    const auto scores = top.scores.to(torch::kFloat).contiguous();
+    const auto log_probs = top.log_probs.to(torch::kFloat).contiguous();
+    const auto beams = top.beams.to(torch::kLong).contiguous();
+    const auto ids = top.ids.to(torch::kLong).contiguous();
+    const float* s = scores.data_ptr<float>();
+    const float* lp = log_probs.data_ptr<float>();
+    const int64_t* b = beams.data_ptr<int64_t>();
+    const int64_t* id = ids.data_ptr<int64_t>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < count; ++j) {
+        double* c = out.data() + r * 4 * count + j;
+        const int64_t at = r * count + j;
+        c[0] = s[at];
+        c[count] = lp[at];
+        c[2 * count] = static_cast<double>(b[at]);
+        c[3 * count] = static_cast<double>(id[at]);
+      }
+    return out;
+  }
+  const auto all = torch::stack({top.scores.to(torch::kDouble), top.log_probs.to(torch::kDouble),
+                                 top.beams.to(torch::kDouble), top.ids.to(torch::kDouble)},
+                                1)
+                       .to(torch::kCPU)
+                       .contiguous();
+  std::copy_n(all.data_ptr<double>(), out.size(), out.data());
   return out;
 }
 
 std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
                                           const SearchOptions& options, SearchStats* stats) {
-  const int64_t K = options.beam_size;
+  const int64_t K = options.beam_size, count = 2 * K;
   ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const int64_t batch = inputs.size(0);
   const auto device = inputs.device();
-  const auto longs = torch::dtype(torch::kLong).device(device);
-  const auto floats = torch::dtype(torch::kFloat).device(device);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const float inf = static_cast<float>(kInf);
   std::vector<std::vector<Hypothesis>> results(batch);
 
   // The encoder runs once per sentence, and so does the first step: the K
@@ -185,22 +225,26 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
     return model.start_decoding(inputs);
   }();
 
-  Beams b;
-  b.alive_seq = torch::empty({batch, K, 0}, longs);
-  // Only the first beam is real at the start; the others must never win.
-  b.alive_log_probs = torch::full({batch, K}, -std::numeric_limits<float>::infinity(), floats);
-  b.alive_log_probs.select(1, 0).fill_(0.0);
-  b.finished_seq = torch::empty({batch, K, 0}, longs);
-  b.finished_scores = torch::full({batch, K}, -kInf, floats);
-  b.finished_flags = torch::zeros({batch, K}, torch::dtype(torch::kBool).device(device));
-  std::vector<double> max_penalty;
-  for (int64_t len : set.decode_length) max_penalty.push_back(length_penalty(len, options.alpha));
-  b.max_penalty = torch::tensor(max_penalty, torch::kFloat).to(device);
+  // Indexed by row (the sentences still in the batch, in order).
+  std::vector<SentenceBeams> beams(batch);
+  for (int64_t r = 0; r < batch; ++r) {
+    auto& b = beams[r];
+    // Only the first beam is real at the start; the others must never win.
+    b.alive.assign(K, Beam{{}, kNegInf, false});
+    b.alive[0].value = 0;
+    b.finished.assign(K, Beam{{}, -inf, false});
+    b.max_penalty = static_cast<float>(length_penalty(set.decode_length[r], options.alpha));
+  }
 
+  std::vector<float> alive_log_probs;
+  std::vector<int64_t> last_ids;
   for (int64_t i = 0;; ++i) {
-    const int64_t rows = b.alive_seq.size(0);
-    const auto last = i == 0 ? torch::zeros({rows}, longs)
-                             : b.alive_seq.select(2, i - 1).reshape({-1});
+    const int64_t rows = static_cast<int64_t>(beams.size());
+    last_ids.assign(i == 0 ? rows : rows * K, 0);
+    if (i > 0)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < K; ++k) last_ids[r * K + k] = beams[r].alive[k].ids.back();
+    const auto last = torch::tensor(last_ids, torch::kLong).to(device);
     auto logits = [&] {  // [rows * K, vocab]; [rows, vocab] first
       RECORD_USER_SCOPE("t2t::decode_step");
       return model.decode_step(*state, last);
@@ -217,80 +261,113 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
 
     // Grow every alive hypothesis by every id; keep the 2K best by penalised
     // score, enough that K of them are not EOS.
-    const Candidates top =
-        top_candidates(logits, b.alive_log_probs, 2 * K, length_penalty(i + 1, options.alpha));
-    const auto& top_scores = top.scores;
-    const auto& top_log_probs = top.log_probs;
-    const auto& top_beam = top.beams;
-    const auto& top_ids = top.ids;
-    const auto top_seq =
-        torch::cat({b.alive_seq.gather(1, top_beam.unsqueeze(2).expand({rows, 2 * K, i})),
-                    top_ids.unsqueeze(2)},
-                   2);  // [rows, 2K, i + 1]
-    const auto top_finished = top_ids.eq(kEosId);
-    const auto top_finished_f = top_finished.to(torch::kFloat);
+    alive_log_probs.resize(rows * K);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < K; ++k) alive_log_probs[r * K + k] = beams[r].alive[k].value;
+    const auto alive_tensor =
+        torch::from_blob(alive_log_probs.data(), {rows, K}, torch::kFloat).to(device);
+    const auto top = candidates_on_cpu(top_candidates(
+        logits, alive_tensor, count, length_penalty(i + 1, options.alpha)));
+    const double* cand = top.data();
 
-    // Alive: the K best that did not just end.
-    const auto alive_pick = std::get<1>((top_scores - top_finished_f * kInf).topk(K, 1));
-    b.alive_seq = top_seq.gather(1, alive_pick.unsqueeze(2).expand({rows, K, i + 1}));
-    // T2T lets a hypothesis that just ended stay alive (and be extended past
-    // its EOS) when fewer than K of the 2K did not end, which happens only
-    // while the beam is wider than the real hypotheses, e.g. at the first
-    // steps with a beam >= vocabulary / 2. Such a slot is dead here.
-    b.alive_log_probs = top_log_probs.gather(1, alive_pick)
-                            .masked_fill(top_finished.gather(1, alive_pick),
-                                         -std::numeric_limits<float>::infinity());
-    // After the first step every beam of a sentence grows from its one row.
-    const auto source_rows =
-        i == 0 ? torch::arange(rows, longs).repeat_interleave(K)
-               : (top_beam.gather(1, alive_pick) + torch::arange(rows, longs).mul(K).unsqueeze(1))
-                     .reshape({-1});
-    model.reorder_state(*state, source_rows);
+    RECORD_USER_SCOPE("t2t::beam_bookkeeping");
+    std::vector<int64_t> source_rows;  // per new row, the row of the state it continues
+    source_rows.reserve(rows * K);
+    std::vector<float> alive_key(count), finished_key(K + count);
+    std::vector<int64_t> open;
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* c = cand + r * 4 * count;
+      const double *scores = c, *log_probs = c + count, *from = c + 2 * count,
+                   *ids = c + 3 * count;
+      SentenceBeams& b = beams[r];
+      // A candidate's ids: its beam's, then its own.
+      auto grown = [&](int64_t j) {
+        std::vector<int64_t> seq = b.alive[static_cast<int64_t>(from[j])].ids;
+        seq.push_back(static_cast<int64_t>(ids[j]));
+        return seq;
+      };
+      // Alive: the K best that did not just end. T2T lets a hypothesis that
+      // just ended stay alive (and be extended past its EOS) when fewer
+      // than K of the 2K did not end, which happens only while the beam is
+      // wider than the real hypotheses, e.g. at the first steps with a
+      // beam >= vocabulary / 2. Such a slot is dead here.
+      for (int64_t j = 0; j < count; ++j) {
+        const bool ended = static_cast<int64_t>(ids[j]) == kEosId;
+        alive_key[j] = static_cast<float>(scores[j]) - (ended ? inf : 0.0f);
+      }
+      // Finished: the K best of the old finished ones and those that just
+      // ended (the others scored -kInf below them, unflagged).
+      for (int64_t k = 0; k < K; ++k) finished_key[k] = b.finished[k].value;
+      for (int64_t j = 0; j < count; ++j) {
+        const bool ended = static_cast<int64_t>(ids[j]) == kEosId;
+        finished_key[K + j] = static_cast<float>(scores[j]) - (ended ? 0.0f : inf);
+      }
+      std::vector<Beam> finished(K);
+      const auto fin_pick = best_indices(finished_key.data(), K + count, K);
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t p = fin_pick[k];
+        Beam& f = finished[k];
+        f.value = finished_key[p];
+        if (p < K) {
+          f.ids = b.finished[p].ids;
+          f.ids.push_back(0);  // T2T pads finished sequences as they grow
+          f.flag = b.finished[p].flag;
+        } else {
+          f.ids = grown(p - K);
+          f.flag = static_cast<int64_t>(ids[p - K]) == kEosId;
+        }
+      }
+      std::vector<Beam> alive(K);
+      const auto alive_pick = best_indices(alive_key.data(), count, K);
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t p = alive_pick[k];
+        const bool ended = static_cast<int64_t>(ids[p]) == kEosId;
+        alive[k] = Beam{grown(p), ended ? kNegInf : static_cast<float>(log_probs[p]), false};
+        // After the first step every beam of a sentence grows from its one row.
+        source_rows.push_back(i == 0 ? r : r * K + static_cast<int64_t>(from[p]));
+      }
+      b.alive = std::move(alive);
+      b.finished = std::move(finished);
 
-    // Finished: the K best of the old finished ones and those that just ended.
-    const auto all_seq = torch::cat(
-        {torch::cat({b.finished_seq, torch::zeros({rows, K, 1}, longs)}, 2), top_seq}, 1);
-    const auto all_scores =
-        torch::cat({b.finished_scores, top_scores - (1.0 - top_finished_f) * kInf}, 1);
-    const auto all_flags = torch::cat({b.finished_flags, top_finished}, 1);
-    auto [fin_scores, fin_pick] = all_scores.topk(K, 1);
-    b.finished_seq = all_seq.gather(1, fin_pick.unsqueeze(2).expand({rows, K, i + 1}));
-    b.finished_scores = fin_scores;
-    b.finished_flags = all_flags.gather(1, fin_pick);
-
-    // T2T's _is_not_finished, per sentence. The best the best alive
-    // hypothesis could still reach is its log-probability (which can only
-    // fall) over the largest penalty, the one at the decode length. With
-    // stop_early the sentence is settled once its best finished score beats
-    // that (T2T's reduce_max); without, once every one of its K finished
-    // slots holds a hypothesis and the lowest beats it (reduce_min), so that
-    // no alive one can still enter them. Finished slots are sorted, best first.
-    const auto settled_score =
-        options.stop_early
-            ? b.finished_scores.select(1, 0).masked_fill(
-                  b.finished_flags.select(1, 0).logical_not(), -kInf)
-            : b.finished_scores.select(1, K - 1).masked_fill(
-                  b.finished_flags.all(1).logical_not(), -kInf);
-    const auto bound_met =
-        (settled_score > b.alive_log_probs.select(1, 0) / b.max_penalty).to(torch::kCPU);
-    for (int64_t r : set.open_rows()) {
+      // T2T's _is_not_finished, per sentence. The best the best alive
+      // hypothesis could still reach is its log-probability (which can only
+      // fall) over the largest penalty, the one at the decode length. With
+      // stop_early the sentence is settled once its best finished score
+      // beats that (T2T's reduce_max); without, once every one of its K
+      // finished slots holds a hypothesis and the lowest beats it
+      // (reduce_min), so that no alive one can still enter them.
+      bool all_flagged = true;
+      for (const Beam& f : b.finished) all_flagged = all_flagged && f.flag;
+      const float settled_score =
+          options.stop_early ? (b.finished[0].flag ? b.finished[0].value : -inf)
+                             : (all_flagged ? b.finished[K - 1].value : -inf);
+      const bool met = settled_score > b.alive[0].value / b.max_penalty;
       const int64_t s = set.sentence[r];
-      const bool met = bound_met.data_ptr<bool>()[r];
+      if (set.settled[s]) continue;  // kept in the batch (drop_finished off), its result given
       if (i + 1 >= set.decode_length[s] || met) {
-        results[s] = collect(b, r, options.num_return);
+        results[s] = collect(b, options.num_return);
         set.settled[s] = 1;
+      } else {
+        open.push_back(r);
       }
     }
-    const auto open = set.open_rows();
     if (open.empty()) break;
     if (options.drop_finished && static_cast<int64_t>(open.size()) < rows) {
-      const auto keep = rows_tensor(open, device);
-      b.keep(keep);
-      model.reorder_state(*state, (keep.mul(K).unsqueeze(1) + torch::arange(K, longs)).reshape({-1}));
-      std::vector<int64_t> kept;
-      for (int64_t r : open) kept.push_back(set.sentence[r]);
-      set.sentence = std::move(kept);
+      // The settled sentences leave the batch, and the state keeps the rows
+      // of the others only: one reordering for both.
+      std::vector<int64_t> kept_rows;
+      std::vector<SentenceBeams> kept_beams;
+      std::vector<int64_t> kept_sentences;
+      for (int64_t r : open) {
+        for (int64_t k = 0; k < K; ++k) kept_rows.push_back(source_rows[r * K + k]);
+        kept_beams.push_back(std::move(beams[r]));
+        kept_sentences.push_back(set.sentence[r]);
+      }
+      source_rows = std::move(kept_rows);
+      beams = std::move(kept_beams);
+      set.sentence = std::move(kept_sentences);
     }
+    model.reorder_state(*state, rows_tensor(source_rows, device));
   }
   return results;
 }
