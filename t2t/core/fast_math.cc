@@ -3,23 +3,120 @@
 #include <algorithm>
 #include <limits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace t2t {
 
-// Fixed-width partial sums, so that the compiler vectorizes the loop
-// without reassociating anything.
-T2T_VECTOR_CLONES
-MaxExpSum max_exp_sum(const float* x, int64_t n) {
-  // The maximum lane by lane too: a single running max is a chain of
-  // dependent scalar instructions, the slowest part of the whole function.
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  float lane_max[16] = {kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf,
-                        kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf, kNegInf};
-  int64_t u = 0;
-  for (; u + 16 <= n; u += 16)
-    for (int j = 0; j < 16; ++j) lane_max[j] = std::max(lane_max[j], x[u + j]);
-  for (; u < n; ++u) lane_max[u & 15] = std::max(lane_max[u & 15], x[u]);
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The maxima by hand on x86: GCC's vectorized clones of the plain loops
+// reduce each block's lanes through memory, ~9x slower than a register
+// reduction (3.1 against 0.34 us for 8,192 values, AVX-512).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define T2T_MAX_INTRINSICS 1
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
+// warn that it is (or may be) used uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+__attribute__((target("avx512f"))) float block_maxima_avx512(const float* x, int64_t n,
+                                                              float* block_max) {
+  static_assert(kMaxBlock == 64, "four 16-lane vectors a block");
+  __m512 all = _mm512_set1_ps(kNegInf);
+  int64_t b = 0, v = 0;
+  for (; v + kMaxBlock <= n; v += kMaxBlock, ++b) {
+    const __m512 m =
+        _mm512_max_ps(_mm512_max_ps(_mm512_loadu_ps(x + v), _mm512_loadu_ps(x + v + 16)),
+                      _mm512_max_ps(_mm512_loadu_ps(x + v + 32), _mm512_loadu_ps(x + v + 48)));
+    all = _mm512_max_ps(all, m);
+    if (block_max) block_max[b] = _mm512_reduce_max_ps(m);
+  }
+  float best = _mm512_reduce_max_ps(all);
+  if (v < n) {
+    float m = kNegInf;
+    for (; v < n; ++v) m = std::max(m, x[v]);
+    if (block_max) block_max[b] = m;
+    best = std::max(best, m);
+  }
+  return best;
+}
+
+__attribute__((target("avx2"))) float max8(__m256 m) {
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+  return _mm_cvtss_f32(h);
+}
+
+__attribute__((target("avx2"))) float block_maxima_avx2(const float* x, int64_t n,
+                                                         float* block_max) {
+  __m256 all = _mm256_set1_ps(kNegInf);
+  int64_t b = 0, v = 0;
+  for (; v + kMaxBlock <= n; v += kMaxBlock, ++b) {
+    __m256 m = _mm256_loadu_ps(x + v);
+    for (int k = 8; k < kMaxBlock; k += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + v + k));
+    all = _mm256_max_ps(all, m);
+    if (block_max) block_max[b] = max8(m);
+  }
+  float best = max8(all);
+  if (v < n) {
+    float m = kNegInf;
+    for (; v < n; ++v) m = std::max(m, x[v]);
+    if (block_max) block_max[b] = m;
+    best = std::max(best, m);
+  }
+  return best;
+}
+#pragma GCC diagnostic pop
+#endif
+
+float block_maxima_plain(const float* x, int64_t n, float* block_max) {
   float best = kNegInf;
-  for (int j = 0; j < 16; ++j) best = std::max(best, lane_max[j]);
+  int64_t b = 0;
+  for (int64_t v = 0; v < n; v += kMaxBlock, ++b) {
+    float m = kNegInf;
+    for (int64_t j = v; j < std::min(n, v + kMaxBlock); ++j) m = std::max(m, x[j]);
+    if (block_max) block_max[b] = m;
+    best = std::max(best, m);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::pair<const char*, BlockMaximaKernel>> block_maxima_kernels() {
+  std::vector<std::pair<const char*, BlockMaximaKernel>> out;
+#ifdef T2T_MAX_INTRINSICS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) out.emplace_back("avx512", block_maxima_avx512);
+  if (__builtin_cpu_supports("avx2")) out.emplace_back("avx2", block_maxima_avx2);
+#endif
+  out.emplace_back("plain", block_maxima_plain);
+  return out;
+}
+
+namespace {
+
+BlockMaximaKernel block_maxima_for_this_cpu() {
+  static const BlockMaximaKernel picked = block_maxima_kernels().front().second;
+  return picked;
+}
+
+}  // namespace
+
+float block_maxima(const float* x, int64_t n, float* block_max) {
+  return block_maxima_for_this_cpu()(x, n, block_max);
+}
+
+float row_max(const float* x, int64_t n) { return block_maxima_for_this_cpu()(x, n, nullptr); }
+
+MaxExpSum max_exp_sum(const float* x, int64_t n) {
+  const float best = row_max(x, n);
   return {best, exp_sum(x, n, best)};
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 // Compiles a function for AVX-512, AVX2 and plain x86-64 and picks one at
 // load time, so that a portable build still runs the vector units.
@@ -37,6 +39,23 @@ inline float exp_nonpositive(float x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return x < -87.0f ? 0.0f : e * scale;
 }
+
+// The largest of x[0, n), n >= 1.
+float row_max(const float* x, int64_t n);
+
+// Blocks of kMaxBlock values: block_max[b] = the largest of x[b * kMaxBlock,
+// (b + 1) * kMaxBlock) (the last block may be shorter; block_max has
+// (n + kMaxBlock - 1) / kMaxBlock places), and the largest of all is
+// returned. n >= 1. For scans that skip a block whose largest value cannot
+// matter.
+constexpr int64_t kMaxBlock = 64;
+float block_maxima(const float* x, int64_t n, float* block_max);
+
+// Every version of block_maxima this CPU can run (AVX-512, AVX2, plain), by
+// name, the one it uses first: for tests to hold each to the plain one.
+// block_max may be null.
+using BlockMaximaKernel = float (*)(const float* x, int64_t n, float* block_max);
+std::vector<std::pair<const char*, BlockMaximaKernel>> block_maxima_kernels();
 
 // x[0, n) as a softmax sees it: its maximum and sum_v exp(x[v] - max), so
 // that log-sum-exp = max + log(sum). n >= 1; vectorized (fast_math.cc).

@@ -40,36 +40,9 @@ struct TopList {
   }
 };
 
-// Ids are scanned in blocks of kBlock: a block whose largest logit cannot
-// enter the list is skipped whole.
-constexpr int64_t kBlock = 64;
-
-// x[0, vocab) as the scan needs it: the maximum of each block of kBlock ids
-// (block_max[b], vocab / kBlock rounded up of them) and of the whole row,
-// lane by lane so that it vectorizes.
-T2T_VECTOR_CLONES
-float block_maxima(const float* x, int64_t vocab, float* block_max) {
-  float best = kNegInf;
-  int64_t b = 0;
-  for (int64_t v0 = 0; v0 < vocab; v0 += kBlock, ++b) {
-    const int64_t n = std::min<int64_t>(kBlock, vocab - v0);
-    float m = kNegInf;
-    if (n == kBlock) {
-      float lanes[16];
-      for (int j = 0; j < 16; ++j) lanes[j] = x[v0 + j];
-      for (int k = 16; k < kBlock; k += 16)
-        for (int j = 0; j < 16; ++j) lanes[j] = std::max(lanes[j], x[v0 + k + j]);
-      for (int j = 8; j > 0; j /= 2)
-        for (int i = 0; i < j; ++i) lanes[i] = std::max(lanes[i], lanes[i + j]);
-      m = lanes[0];
-    } else {
-      for (int64_t j = 0; j < n; ++j) m = std::max(m, x[v0 + j]);
-    }
-    block_max[b] = m;
-    best = std::max(best, m);
-  }
-  return best;
-}
+// Ids are scanned in blocks of kBlock (block_maxima, fast_math.h): a block
+// whose largest logit cannot enter the list is skipped whole.
+constexpr int64_t kBlock = kMaxBlock;
 
 // Offers top every candidate of one hypothesis: id v of logits x[0, vocab)
 // scores ((x[v] - best) - log_total) + base, log_softmax followed by adding
