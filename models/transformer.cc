@@ -53,10 +53,12 @@ struct TransformerDecoderState : DecoderState {
 };
 
 // Row r of the result holds, at each position p < length, what slot
-// slots[r][p] of `cache` [num_slots, heads, capacity, depth] holds there.
-torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slots, int64_t length) {
+// slots[r][p] of `cache` [num_slots, heads, capacity, depth] holds there;
+// the result has room for `capacity` positions.
+torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slots, int64_t length,
+                           int64_t capacity) {
   const int64_t rows = slots.size(0);
-  auto out = torch::empty({rows, cache.size(1), cache.size(2), cache.size(3)}, cache.options());
+  auto out = torch::empty({rows, cache.size(1), capacity, cache.size(3)}, cache.options());
   if (length == 0) return out;
   const auto index = slots.narrow(1, 0, length);
   const auto positions =
@@ -67,15 +69,26 @@ torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slot
   return out;
 }
 
-// Lays the caches out one slot per row again (slots[r][p] = r).
-void compact_slots(TransformerDecoderState& state) {
+// Lays the caches out one slot per row again (slots[r][p] = r), with room
+// for `capacity` positions.
+void compact_slots(TransformerDecoderState& state, int64_t capacity) {
   for (auto& layer : state.layers) {
     if (!layer.self_keys.defined()) continue;
-    layer.self_keys = gather_slots(layer.self_keys, state.slots, state.length);
-    layer.self_values = gather_slots(layer.self_values, state.slots, state.length);
+    layer.self_keys = gather_slots(layer.self_keys, state.slots, state.length, capacity);
+    layer.self_values = gather_slots(layer.self_values, state.slots, state.length, capacity);
   }
   const int64_t rows = state.slots.size(0);
   state.slots.copy_(torch::arange(rows, state.slots.options()).unsqueeze(1).expand_as(state.slots));
+}
+
+// Before a step: when the caches are full, they grow by laying out anew
+// the rows still decoded only. Growing them as they are would copy, and
+// keep, the slots of every beam of every sentence the batch started with,
+// and by the time a batch's caches fill most of its sentences are done.
+void make_room(TransformerDecoderState& state) {
+  const auto& first = state.layers.empty() ? torch::Tensor() : state.layers[0].self_keys;
+  if (!first.defined() || state.length < first.size(2)) return;
+  compact_slots(state, std::max<int64_t>(16, 2 * first.size(2)));
 }
 
 // The largest of `candidates` (descending) by which rows of `source`
@@ -377,7 +390,7 @@ void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) 
     // start anyway, and no time.
     state->slots = state->slots.index_select(0, idx);
     const auto& first = state->layers.empty() ? torch::Tensor() : state->layers[0].self_keys;
-    if (first.defined() && new_rows > first.size(0)) compact_slots(*state);
+    if (first.defined() && new_rows > first.size(0)) compact_slots(*state, first.size(2));
   } else {
     // Self-attention caches are reordered whole, unused capacity included,
     // so that the next step still appends in place.
@@ -423,6 +436,7 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   const int64_t group = own ? own->group : 1;
   torch::Tensor slots;
   if (own && own->use_slots) {
+    make_room(*own);
     // The new position of row r goes to slot r.
     auto& table = own->slots;
     table = with_room(table, 1, state.length);
