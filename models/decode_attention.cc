@@ -4,6 +4,10 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,6 +54,63 @@ void attend_pair(const float* q, const float* const* keys, const float* const* v
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
+// warn that it is (or may be) used uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// attend_pair for depths that are multiples of 16, by hand: the plain
+// loop's clone sums each score's 16 lanes through memory, one after the
+// other, which costs more than the products. The lanes are summed in
+// registers here, in a tree: the scores differ from the plain loop's in
+// their last bits, as they do between CPUs with and without FMA.
+__attribute__((target("avx512f"))) void attend_pair_avx512(
+    const float* q, const float* const* keys, const float* const* values, int64_t n,
+    int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {
+  if (n == 0) return;
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t p = 0; p < n; ++p) {
+    const float* k = keys[p];
+    __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
+    for (int64_t i = 16; i < depth; i += 16)
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(k + i), acc);
+    scores[p] = _mm512_reduce_add_ps(acc) * scale;
+    best = std::max(best, scores[p]);
+  }
+  float total = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    scores[p] = exp_nonpositive(scores[p] - best);
+    total += scores[p];
+  }
+  const float norm = 1.0f / total;
+  for (int64_t i = 0; i < value_depth; i += 16) {
+    __m512 o = _mm512_loadu_ps(out + i);
+    for (int64_t p = 0; p < n; ++p)
+      o = _mm512_fmadd_ps(_mm512_set1_ps(scores[p] * norm), _mm512_loadu_ps(values[p] + i), o);
+    _mm512_storeu_ps(out + i, o);
+  }
+}
+#pragma GCC diagnostic pop
+
+using AttendPair = void (*)(const float*, const float* const*, const float* const*, int64_t,
+                            int64_t, int64_t, float, float*, float*);
+
+// The by-hand version where the CPU and the depths allow it.
+AttendPair pick_attend_pair(int64_t depth, int64_t value_depth) {
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  if (avx512 && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0) return attend_pair_avx512;
+  return attend_pair;
+}
+#else
+using AttendPair = void (*)(const float*, const float* const*, const float* const*, int64_t,
+                            int64_t, int64_t, float, float*, float*);
+AttendPair pick_attend_pair(int64_t, int64_t) { return attend_pair; }
+#endif
+
 void check_last_contiguous(const at::Tensor& t, const char* name) {
   TORCH_CHECK(t.stride(-1) == 1 || t.size(-1) == 1, "decode attention: ", name,
               " needs a contiguous last dimension, got strides ", t.strides());
@@ -70,6 +131,7 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
   // Small problems run on the calling thread: waking the pool costs more.
   const int64_t work = rows * heads * positions * (depth + value_depth);
   const int64_t grain = work < (1 << 16) ? rows * heads : std::max<int64_t>(1, heads);
+  const AttendPair pair = pick_attend_pair(depth, value_depth);
   at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(static_cast<size_t>(positions));
     std::vector<const float*> k(static_cast<size_t>(positions)), v(k.size());
@@ -82,8 +144,8 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
         v[n] = value_at(r, h, p);
         ++n;
       }
-      attend_pair(qp + r * q_row + h * q_head, k.data(), v.data(), n, depth, value_depth, s,
-                  scores.data(), op + r * heads * value_depth + h * value_depth);
+      pair(qp + r * q_row + h * q_head, k.data(), v.data(), n, depth, value_depth, s,
+           scores.data(), op + r * heads * value_depth + h * value_depth);
     }
   });
   return out;
