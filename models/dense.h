@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "models/cpu_linear.h"
 #include "models/int8_linear.h"
-#include "models/onednn_linear.h"
 
 namespace t2t {
 
@@ -43,10 +43,10 @@ class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
   // reads; the layer can then neither be trained, saved nor dequantized.
   void release_float_weight();
   bool quantized() const { return int8_ != nullptr; }
-  // Lays the float weight out for oneDNN's CPU kernel (OnednnWeight), for
-  // a layer that will decode: forward() then skips that step at each call
-  // for as long as the weight stays as it is. Nothing for an int8 layer, or
-  // a weight that is not float32 on the CPU.
+  // Lays the float weight out for the CPU's inference kernel
+  // (CpuLinearWeight), for a layer that will decode: forward() then uses it
+  // without gradients for as long as the weight stays as it is. Nothing for
+  // an int8 layer, or a weight that is not float32 on the CPU.
   void pack_for_inference();
 
   torch::nn::LinearOptions options;
@@ -55,7 +55,10 @@ class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
 
  private:
   std::shared_ptr<const Int8Linear> int8_;
-  std::shared_ptr<const OnednnWeight> packed_;
+  std::shared_ptr<const CpuLinearWeight> packed_;
+
+  // The packed weight, when forward(x) may use it.
+  const CpuLinearWeight* packed_for(const torch::Tensor& x) const;
 };
 TORCH_MODULE(Dense);
 

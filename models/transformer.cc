@@ -270,9 +270,11 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   if (softmax_int8_) return (*softmax_int8_)(decoder_output);
+  if (softmax_packed_ && !at::GradMode::is_enabled() && decoder_output.device().is_cpu() &&
+      decoder_output.scalar_type() == torch::kFloat && softmax_packed_->fits(softmax_weights_))
+    return softmax_packed_->apply(decoder_output, torch::Tensor(), false);
   if (use_onednn_linear(decoder_output, softmax_weights_.size(0)))
-    return onednn_linear(decoder_output, softmax_weights_, torch::Tensor(), false,
-                         softmax_packed_.get());
+    return onednn_linear(decoder_output, softmax_weights_, torch::Tensor());
   return torch::linear(decoder_output, softmax_weights_);
 }
 
@@ -328,7 +330,7 @@ void Transformer::load_int8_weights(const Int8WeightMap& weights) {
 
 void Transformer::pack_for_inference() {
   for (const auto& [name, dense] : dense_layers()) dense->pack_for_inference();
-  softmax_packed_ = softmax_int8_ ? nullptr : OnednnWeight::pack(softmax_weights_);
+  softmax_packed_ = softmax_int8_ ? nullptr : CpuLinearWeight::pack(softmax_weights_);
 }
 
 void Transformer::release_float_weights() {

@@ -53,7 +53,7 @@ class Transformer : public T2TModel {
   // embedding's too).
   Int8WeightMap int8_weights() const override;
   void load_int8_weights(const Int8WeightMap& weights) override;
-  // Every float dense layer and the softmax projection (OnednnWeight).
+  // Every float dense layer and the softmax projection (CpuLinearWeight).
   void pack_for_inference() override;
 
   // inputs [batch, input_len] -> encoder output [batch, input_len, hidden]
@@ -102,7 +102,7 @@ class Transformer : public T2TModel {
   torch::Tensor softmax_weights_;
   torch::Tensor target_space_;  // [hidden], or undefined
   std::shared_ptr<const Int8Linear> softmax_int8_;  // after quantize_int8()
-  std::shared_ptr<const OnednnWeight> softmax_packed_;  // after pack_for_inference()
+  std::shared_ptr<const CpuLinearWeight> softmax_packed_;  // after pack_for_inference()
   torch::nn::ModuleList encoder_layers_;
   torch::nn::ModuleList decoder_layers_;
   std::vector<EncoderLayer> encoder_;

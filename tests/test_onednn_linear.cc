@@ -1,12 +1,16 @@
-// The oneDNN float32 linear op used for CPU inference: same results as
-// at::linear, and taken only where it may be (no gradient, enough rows).
+// The float32 linear kernels of CPU inference (oneDNN's op and t2t's own
+// over packed weights): same results as at::linear, and taken only where
+// they may be (no gradient, enough rows, an unchanged weight).
 // LibTorch first: its logging header defines CHECK too, and Catch's must win.
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <utility>
+#include <vector>
 
+#include "models/cpu_linear.h"
 #include "models/dense.h"
 #include "models/onednn_linear.h"
 #include "tests/test_util.h"
@@ -137,7 +141,7 @@ TEST_CASE("a packed Dense layer follows its weight when a checkpoint replaces it
   const auto x = torch::randn({40, 48});
   const auto before = dense(x);
   dense->pack_for_inference();
-  CHECK(torch::equal(dense(x), before));
+  CHECK(torch::allclose(dense(x), before, 1e-4, 1e-5));
   // set_data, as a loader adopting a file's tensor does: a new storage.
   dense->weight.set_data(torch::randn({80, 48}));
   CHECK(torch::allclose(dense(x), torch::linear(x, dense->weight, dense->bias), 1e-5, 1e-5));
@@ -147,4 +151,46 @@ TEST_CASE("a packed Dense layer follows its weight when a checkpoint replaces it
   dense->pack_for_inference();
   dense->quantize_int8("test layer");
   CHECK(torch::equal(dense(x), t2t::Int8Linear(dense->weight, dense->bias, "test layer")(x)));
+}
+
+TEST_CASE("the CPU inference kernel equals at::linear, whatever the rows", "[onednn][cpu_linear]") {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(9);
+  // Widths around the 32-column panels and 8-row blocks; inputs of any count.
+  for (const auto& [in, out] : std::vector<std::pair<int64_t, int64_t>>{
+           {16, 32}, {37, 5}, {128, 129}, {64, 300}, {512, 96}}) {
+    const auto weight = torch::randn({out, in}) * 0.1;
+    const auto bias = torch::randn({out});
+    const auto packed = t2t::CpuLinearWeight::pack(weight);
+    if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512 nor oneDNN)");
+    INFO("in " << in << ", out " << out << ", kernel " << packed->kernel());
+    REQUIRE(packed->fits(weight));
+    for (const int64_t rows : {1, 3, 8, 9, 17, 130, 300}) {
+      INFO("rows " << rows);
+      const auto x = torch::randn({rows, in});
+      const auto got = packed->apply(x, bias, false);
+      REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
+      CHECK(torch::allclose(got, torch::linear(x, weight, bias), 1e-4, 1e-5));
+      CHECK(torch::allclose(packed->apply(x, bias, true), torch::linear(x, weight, bias).relu(),
+                            1e-4, 1e-5));
+      CHECK(torch::allclose(packed->apply(x, torch::Tensor(), false), torch::linear(x, weight),
+                            1e-4, 1e-5));
+      // A row's result does not depend on the rows beside it.
+      CHECK(torch::equal(packed->apply(x.narrow(0, 0, 1), bias, false), got.narrow(0, 0, 1)));
+    }
+    // More dimensions, and a strided input.
+    const auto x3 = torch::randn({2, 5, 2 * in}).narrow(2, 0, in);
+    CHECK(torch::allclose(packed->apply(x3, bias, false), torch::linear(x3, weight, bias), 1e-4,
+                          1e-5));
+  }
+  const auto weight = torch::randn({40, 24});
+  const auto packed = t2t::CpuLinearWeight::pack(weight);
+  REQUIRE(packed);
+  CHECK_FALSE(packed->fits(weight.clone()));
+  auto changed = weight.clone();
+  const auto stale = t2t::CpuLinearWeight::pack(changed);
+  changed.add_(1);
+  CHECK_FALSE(stale->fits(changed));
+  CHECK_FALSE(t2t::CpuLinearWeight::pack(weight.to(torch::kDouble)));
+  CHECK_THROWS(packed->apply(torch::randn({3, 25}), torch::Tensor(), false));
 }

@@ -1,0 +1,177 @@
+#include "models/cpu_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include <algorithm>
+
+#include "models/onednn_linear.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define T2T_PANEL_KERNEL 1
+#endif
+
+namespace t2t {
+namespace {
+
+constexpr int64_t kPanel = 32;  // output columns a panel: two 16-lane registers
+constexpr int64_t kRows = 8;    // rows of x a kernel call: 16 accumulators
+// Rows of x a pass over the panels: their inputs stay in L2 meanwhile.
+constexpr int64_t kRowChunk = 128;
+
+bool cpu_has_avx512() {
+#ifdef T2T_PANEL_KERNEL
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+#ifdef T2T_PANEL_KERNEL
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
+// warn that it is (or may be) used uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// R rows of x (row stride ldx) times one panel [in, 32] into y (row stride
+// ldy), `cols` of the panel's 32 columns real. Each output accumulates its
+// products in input order, one fused multiply-add each.
+template <int R>
+__attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
+                                                   const float* panel, int64_t in,
+                                                   const float* bias, float* y, int64_t ldy,
+                                                   int64_t cols, bool relu) {
+  __m512 lo[R], hi[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < in; ++k) {
+    const __m512 b_lo = _mm512_loadu_ps(panel + k * kPanel);
+    const __m512 b_hi = _mm512_loadu_ps(panel + k * kPanel + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(x[r * ldx + k]);
+      lo[r] = _mm512_fmadd_ps(a, b_lo, lo[r]);
+      hi[r] = _mm512_fmadd_ps(a, b_hi, hi[r]);
+    }
+  }
+  const __mmask16 m_lo = cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1);
+  const __mmask16 m_hi =
+      cols >= 32 ? 0xffff : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+  const __m512 bias_lo = bias ? _mm512_maskz_loadu_ps(m_lo, bias) : _mm512_setzero_ps();
+  const __m512 bias_hi = bias ? _mm512_maskz_loadu_ps(m_hi, bias + 16) : _mm512_setzero_ps();
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    __m512 o_lo = _mm512_add_ps(lo[r], bias_lo), o_hi = _mm512_add_ps(hi[r], bias_hi);
+    if (relu) {
+      o_lo = _mm512_max_ps(o_lo, zero);
+      o_hi = _mm512_max_ps(o_hi, zero);
+    }
+    _mm512_mask_storeu_ps(y + r * ldy, m_lo, o_lo);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, m_hi, o_hi);
+  }
+}
+#pragma GCC diagnostic pop
+
+using PanelRows = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
+                           int64_t, int64_t, bool);
+constexpr PanelRows kPanelRows[kRows + 1] = {nullptr,        panel_rows<1>, panel_rows<2>,
+                                             panel_rows<3>, panel_rows<4>, panel_rows<5>,
+                                             panel_rows<6>, panel_rows<7>, panel_rows<8>};
+
+// y [rows, out] = x [rows, in] times the panels, panels [begin, end).
+void panel_product(const float* x, int64_t rows, int64_t in, const float* panels, int64_t out,
+                   const float* bias, float* y, bool relu, int64_t begin, int64_t end) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
+    const int64_t chunk = std::min(kRowChunk, rows - r0);
+    for (int64_t p = begin; p < end; ++p) {
+      const float* panel = panels + p * in * kPanel;
+      const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
+      for (int64_t r = r0; r < r0 + chunk; r += kRows) {
+        const int64_t n = std::min(kRows, r0 + chunk - r);
+        kPanelRows[n](x + r * in, in, panel, in, bias ? bias + col : nullptr, y + r * out + col,
+                      out, cols, relu);
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& weight) {
+  if (!weight.defined() || weight.dim() != 2 || weight.scalar_type() != at::kFloat ||
+      !weight.device().is_cpu() || weight.numel() == 0)
+    return nullptr;
+  auto packed = std::make_shared<CpuLinearWeight>();
+  packed->out_ = weight.size(0);
+  packed->in_ = weight.size(1);
+  if (cpu_has_avx512()) {
+    // [out, in] -> [panels, in, 32], the last panel's missing columns zero.
+    const int64_t panels = (packed->out_ + kPanel - 1) / kPanel;
+    auto padded = at::zeros({panels * kPanel, packed->in_}, weight.options());
+    padded.narrow(0, 0, packed->out_).copy_(weight);
+    packed->panels_ = padded.view({panels, kPanel, packed->in_}).transpose(1, 2).contiguous();
+  } else {
+    packed->onednn_ = OnednnWeight::pack(weight);
+    if (!packed->onednn_) return nullptr;
+  }
+  packed->source_ = weight.detach();  // its own impl: set_data() on the weight leaves it be
+  packed->version_ = weight._version();
+  return packed;
+}
+
+bool CpuLinearWeight::fits(const at::Tensor& weight) const {
+  return weight.defined() && weight.data_ptr() == source_.data_ptr() &&
+         weight._version() == version_ && weight.sizes() == source_.sizes() &&
+         weight.scalar_type() == at::kFloat;
+}
+
+const char* CpuLinearWeight::kernel() const { return panels_.defined() ? "avx512" : "onednn"; }
+
+at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, bool relu) const {
+  RECORD_FUNCTION("t2t::cpu_linear", std::vector<c10::IValue>());  // named in --profile traces
+  TORCH_CHECK(x.scalar_type() == at::kFloat && x.device().is_cpu() && x.dim() >= 1 &&
+                  x.size(-1) == in_,
+              "CpuLinearWeight: x must be float32 [..., ", in_, "] on the CPU, got ", x.toString(),
+              " ", x.sizes());
+  TORCH_CHECK(!bias.defined() || (bias.numel() == out_ && bias.scalar_type() == at::kFloat),
+              "CpuLinearWeight: bias must be float32 [", out_, "]");
+  if (onednn_) {
+    if (x.numel() / in_ >= 1 && use_onednn_linear(x, out_))
+      return onednn_linear(x, source_, bias, relu, onednn_.get());
+    const auto y = at::linear(x, source_, bias);
+    return relu ? y.relu() : y;
+  }
+#ifdef T2T_PANEL_KERNEL
+  const int64_t rows = x.numel() / in_;
+  const auto input = x.reshape({rows, in_}).contiguous();
+  const auto b = bias.defined() ? bias.contiguous() : at::Tensor();
+  auto y = at::empty({rows, out_}, x.options());
+  const int64_t panels = panels_.size(0);
+  const float* xp = input.data_ptr<float>();
+  const float* wp = panels_.data_ptr<float>();
+  const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  // Panels split between threads once there is enough work for several.
+  const int64_t per_panel = rows * in_ * kPanel;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, per_panel));
+  at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
+    panel_product(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
+  });
+  auto sizes = x.sizes().vec();
+  sizes.back() = out_;
+  return y.view(sizes);
+#else
+  TORCH_CHECK(false, "CpuLinearWeight: no kernel");
+#endif
+}
+
+}  // namespace t2t
