@@ -96,6 +96,10 @@ Int8Linear::Int8Linear(const Int8Weights& weights, const at::Tensor& bias,
                 " and " + (s.defined() ? s.toString() + " " + c10::str(s.sizes()) : "none"));
   out_ = v.size(0);
   in_ = v.size(1);
+  // t2t's VNNI kernel where the CPU has it (vnni_linear.h); FBGEMM's
+  // dynamic quantized linear elsewhere.
+  vnni_ = VnniWeight::pack(weights, bias);
+  if (vnni_) return;
   at::Tensor q;
   {
     QuietDeprecation quiet;
@@ -117,6 +121,7 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x) const {
                 c10::str(x.sizes()));
   auto sizes = x.sizes().vec();
   sizes.back() = out_;
+  if (vnni_) return vnni_->apply(x.reshape({-1, in_}).contiguous()).view(sizes);
   // reduce_range: activations use 7 bits, so that FBGEMM's 16-bit
   // accumulation of pairs of products cannot saturate on CPUs without VNNI.
   torch::jit::Stack stack{x.reshape({-1, in_}).contiguous(), packed_, true};

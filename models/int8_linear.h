@@ -1,17 +1,20 @@
 // int8 linear layers for CPU inference: weights quantized once, per output
 // row (symmetric, int8), activations quantized per call from their observed
-// range, and the product computed by the quantized GEMM LibTorch ships
-// (FBGEMM on x86, through the dispatcher's quantized::linear_prepack and
-// quantized::linear_dynamic, the ops behind PyTorch's dynamic quantization).
-// Nothing here multiplies matrices itself.
+// range. The product runs on t2t's AVX-512 VNNI kernel where the CPU has
+// it (vnni_linear.h: activations per row, 8 bits), else on the quantized
+// GEMM LibTorch ships (FBGEMM on x86, through the dispatcher's
+// quantized::linear_prepack and quantized::linear_dynamic, the ops behind
+// PyTorch's dynamic quantization: activations per call, 7 bits).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "models/vnni_linear.h"
 #include "t2t/model/int8_weights.h"
 
 namespace t2t {
@@ -44,6 +47,7 @@ class Int8Linear {
  private:
   int64_t in_ = 0, out_ = 0;
   c10::IValue packed_;  // the engine's packed weights and bias
+  std::shared_ptr<const VnniWeight> vnni_;  // or t2t's kernel's
 };
 
 }  // namespace t2t

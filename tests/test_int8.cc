@@ -5,9 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <utility>
+#include <vector>
+
 #include "models/dense.h"
 #include "models/int8_linear.h"
 #include "models/transformer.h"
+#include "models/vnni_linear.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
@@ -256,4 +260,40 @@ TEST_CASE("an int8 checkpoint loads into a model built without initialization as
   const auto targets = torch::randint(2, 40, {3, 5}, torch::kLong);
   torch::NoGradGuard no_grad;
   CHECK(torch::equal(loaded->forward(inputs, targets), trained->forward(inputs, targets)));
+}
+
+TEST_CASE("the VNNI int8 kernel computes the per-row quantized product exactly", "[int8]") {
+  if (!t2t::vnni_supported()) T2T_SKIP("this CPU has no AVX-512 VNNI");
+  torch::manual_seed(12);
+  // Widths around the 32-column panels, inputs not a multiple of 4 or 16,
+  // row counts around the 8-row blocks.
+  for (const auto& [in, out] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 32}, {37, 5}, {130, 70}, {512, 96}}) {
+    const auto weights = t2t::quantize_rows(torch::randn({out, in}) * 0.1, "test");
+    const auto bias = torch::randn({out});
+    const auto packed = t2t::VnniWeight::pack(weights, bias);
+    REQUIRE(packed);
+    for (const int64_t rows : {1, 7, 9, 130}) {
+      INFO("in " << in << ", out " << out << ", rows " << rows);
+      auto x = torch::randn({rows, in}) * 3;
+      x[0].fill_(0.0);  // a row of zeros: its own range is empty
+      // The reference, in 64-bit integers: each row's codes from its range
+      // widened to hold 0, then (codes - zero) times the int8 rows.
+      const auto low = x.amin(1).clamp_max(0.0), high = x.amax(1).clamp_min(0.0);
+      const auto scale = torch::where(high > low, (high - low) / 255.0, torch::ones_like(low));
+      const auto zero = (-low / scale).round().clamp(0, 255);
+      const auto codes = (x * (1.0 / scale).unsqueeze(1)).round().add(zero.unsqueeze(1)).clamp(0, 255);
+      const auto acc = (codes.to(torch::kLong) - zero.to(torch::kLong).unsqueeze(1))
+                           .matmul(weights.values.to(torch::kLong).t());
+      const auto want = acc.to(torch::kFloat) * (scale.unsqueeze(1) * weights.scales.unsqueeze(0)) +
+                        bias;
+      const auto got = packed->apply(x);
+      REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
+      CHECK(torch::allclose(got, want, 1e-5, 1e-5));
+      CHECK(got[0].equal(bias));
+      // A row's result does not depend on the rows beside it.
+      CHECK(torch::equal(packed->apply(x.narrow(0, rows - 1, 1).contiguous()),
+                         got.narrow(0, rows - 1, 1)));
+    }
+  }
 }

@@ -1,0 +1,207 @@
+#include "models/vnni_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define T2T_VNNI_KERNEL 1
+#endif
+
+namespace t2t {
+namespace {
+
+constexpr int64_t kVectors = 4;             // registers of 16 int32 outputs a panel
+constexpr int64_t kPanel = 16 * kVectors;  // output columns a panel
+constexpr int64_t kRows = 6;               // rows a kernel call: 24 accumulators
+constexpr int64_t kRowChunk = 128;
+
+}  // namespace
+
+bool vnni_supported() {
+#ifdef T2T_VNNI_KERNEL
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+#ifdef T2T_VNNI_KERNEL
+namespace {
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() along, and then
+// warn that it is (or may be) used uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// Row r of x [rows, in] as unsigned 8-bit codes q = round(x / scale) + zero
+// (in4 of them, the padding 0), with scale and zero from the row's range
+// widened to hold 0, so that 0 has an exact code.
+__attribute__((target("avx512f,avx512bw"))) void quantize_row(const float* x, int64_t in,
+                                                              int64_t in4, uint8_t* q,
+                                                              float* scale, int32_t* zero) {
+  __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 16 <= in; k += 16) {
+    const __m512 v = _mm512_loadu_ps(x + k);
+    lo = _mm512_min_ps(lo, v);
+    hi = _mm512_max_ps(hi, v);
+  }
+  float low = _mm512_reduce_min_ps(lo), high = _mm512_reduce_max_ps(hi);
+  for (; k < in; ++k) {
+    low = std::min(low, x[k]);
+    high = std::max(high, x[k]);
+  }
+  const float s = high > low ? (high - low) / 255.0f : 1.0f;
+  const int32_t z = std::clamp(static_cast<int32_t>(std::nearbyint(-low / s)), 0, 255);
+  *scale = s;
+  *zero = z;
+  const float inverse = 1.0f / s;
+  const __m512 inv = _mm512_set1_ps(inverse);
+  const __m512i zv = _mm512_set1_epi32(z), min_code = _mm512_setzero_si512(),
+                max_code = _mm512_set1_epi32(255);
+  for (k = 0; k + 16 <= in; k += 16) {
+    __m512i c = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k), inv)), zv);
+    c = _mm512_min_epi32(_mm512_max_epi32(c, min_code), max_code);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), _mm512_cvtepi32_epi8(c));
+  }
+  for (; k < in; ++k)
+    q[k] = static_cast<uint8_t>(
+        std::clamp(static_cast<int32_t>(std::nearbyint(x[k] * inverse)) + z, 0, 255));
+  for (; k < in4; ++k) q[k] = 0;  // against zero weights
+}
+
+// R rows of codes (row stride ldq) times one panel [in4 / 4, kPanel, 4] into
+// y (row stride ldy), `cols` of the panel's columns real:
+// y = (sum_k q w - zero * sum_k w) * row scale * column scale + bias.
+template <int R>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
+    const uint8_t* q, int64_t ldq, const int8_t* panel, int64_t quads, const int32_t* col_sums,
+    const float* col_scales, const float* bias, const float* row_scales, const int32_t* zeros,
+    float* y, int64_t ldy, int64_t cols) {
+  __m512i acc[R][kVectors];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
+  for (int64_t k = 0; k < quads; ++k) {
+    __m512i b[kVectors];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) b[v] = _mm512_loadu_si512(panel + (k * kPanel + 16 * v) * 4);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      int32_t four;
+      std::memcpy(&four, q + r * ldq + 4 * k, sizeof four);
+      const __m512i a = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, b[v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < kVectors; ++v) {
+    const int64_t first = 16 * v;
+    const int64_t n = std::clamp<int64_t>(cols - first, 0, 16);
+    if (n == 0) break;
+    const __mmask16 mask = n == 16 ? 0xffff : static_cast<__mmask16>((1u << n) - 1);
+    const __m512i sums = _mm512_loadu_si512(col_sums + first);
+    const __m512 scales = _mm512_loadu_ps(col_scales + first);
+    const __m512 b = _mm512_loadu_ps(bias + first);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const __m512i zero = _mm512_set1_epi32(zeros[r]);
+      const __m512 value = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][v], _mm512_mullo_epi32(zero, sums)));
+      _mm512_mask_storeu_ps(y + r * ldy + first, mask,
+                            _mm512_fmadd_ps(value, _mm512_mul_ps(_mm512_set1_ps(row_scales[r]), scales), b));
+    }
+  }
+}
+#pragma GCC diagnostic pop
+
+using VnniRows = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const int32_t*,
+                          const float*, const float*, const float*, const int32_t*, float*, int64_t,
+                          int64_t);
+constexpr VnniRows kVnniRows[kRows + 1] = {nullptr,      vnni_rows<1>, vnni_rows<2>, vnni_rows<3>,
+                                           vnni_rows<4>, vnni_rows<5>, vnni_rows<6>};
+
+}  // namespace
+#endif
+
+std::shared_ptr<const VnniWeight> VnniWeight::pack(const Int8Weights& weights,
+                                                   const at::Tensor& bias) {
+  if (!vnni_supported()) return nullptr;
+  const at::Tensor v = weights.values.contiguous();
+  TORCH_CHECK(v.dim() == 2 && v.scalar_type() == at::kChar && weights.scales.numel() == v.size(0),
+              "VnniWeight: int8 [out, in] values with [out] scales expected");
+  auto w = std::make_shared<VnniWeight>();
+  w->out_ = v.size(0);
+  w->in_ = v.size(1);
+  w->in4_ = (w->in_ + 3) / 4 * 4;
+  const int64_t panels = (w->out_ + kPanel - 1) / kPanel, padded_out = panels * kPanel;
+  // [padded_out, in4] zero-padded -> [panels, in4 / 4, kPanel, 4]
+  auto padded = at::zeros({padded_out, w->in4_}, v.options());
+  padded.narrow(0, 0, w->out_).narrow(1, 0, w->in_).copy_(v);
+  w->panels_ =
+      padded.view({panels, kPanel, w->in4_ / 4, 4}).permute({0, 2, 1, 3}).contiguous();
+  w->col_sums_ = padded.to(at::kInt).sum(1).to(at::kInt).contiguous();
+  w->scales_ = at::zeros({padded_out}, at::kFloat);
+  w->scales_.narrow(0, 0, w->out_).copy_(weights.scales.to(at::kFloat).reshape({-1}));
+  w->bias_ = at::zeros({padded_out}, at::kFloat);
+  if (bias.defined()) w->bias_.narrow(0, 0, w->out_).copy_(bias.detach().to(at::kFloat).reshape({-1}));
+  return w;
+}
+
+at::Tensor VnniWeight::apply(const at::Tensor& x) const {
+  RECORD_FUNCTION("t2t::vnni_linear", std::vector<c10::IValue>());  // named in --profile traces
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == in_ && x.scalar_type() == at::kFloat &&
+                  x.device().is_cpu() && x.is_contiguous(),
+              "VnniWeight: x must be contiguous float32 [rows, ", in_, "], got ", x.sizes());
+#ifdef T2T_VNNI_KERNEL
+  const int64_t rows = x.size(0);
+  auto y = at::empty({rows, out_}, x.options());
+  if (rows == 0) return y;
+  std::vector<uint8_t> codes(static_cast<size_t>(rows * in4_));
+  std::vector<float> row_scales(rows);
+  std::vector<int32_t> zeros(rows);
+  const float* xp = x.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    quantize_row(xp + r * in_, in_, in4_, codes.data() + r * in4_, &row_scales[r], &zeros[r]);
+  const int64_t panels = panels_.size(0), quads = in4_ / 4;
+  const int8_t* wp = panels_.data_ptr<int8_t>();
+  const int32_t* sums = col_sums_.data_ptr<int32_t>();
+  const float* scales = scales_.data_ptr<float>();
+  const float* bias = bias_.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  const int64_t per_panel = rows * in4_ * kPanel;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, per_panel));
+  at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
+      const int64_t chunk = std::min(kRowChunk, rows - r0);
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t col = p * kPanel, cols = std::min(kPanel, out_ - col);
+        for (int64_t r = r0; r < r0 + chunk; r += kRows) {
+          const int64_t n = std::min(kRows, r0 + chunk - r);
+          kVnniRows[n](codes.data() + r * in4_, in4_, wp + p * quads * 4 * kPanel, quads,
+                       sums + col, scales + col, bias + col, row_scales.data() + r,
+                       zeros.data() + r, yp + r * out_ + col, out_, cols);
+        }
+      }
+    }
+  });
+  return y;
+#else
+  TORCH_CHECK(false, "VnniWeight: no kernel");
+#endif
+}
+
+}  // namespace t2t
