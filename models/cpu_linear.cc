@@ -123,16 +123,11 @@ std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& w
     packed->onednn_ = OnednnWeight::pack(weight);
     if (!packed->onednn_) return nullptr;
   }
-  packed->source_ = weight.detach();  // its own impl: set_data() on the weight leaves it be
-  packed->version_ = weight._version();
+  packed->source_ = WeightStamp(weight);
   return packed;
 }
 
-bool CpuLinearWeight::fits(const at::Tensor& weight) const {
-  return weight.defined() && weight.data_ptr() == source_.data_ptr() &&
-         weight._version() == version_ && weight.sizes() == source_.sizes() &&
-         weight.scalar_type() == at::kFloat;
-}
+bool CpuLinearWeight::fits(const at::Tensor& weight) const { return source_.matches(weight); }
 
 const char* CpuLinearWeight::kernel() const { return panels_.defined() ? "avx512" : "onednn"; }
 
@@ -146,8 +141,8 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
               "CpuLinearWeight: bias must be float32 [", out_, "]");
   if (onednn_) {
     if (x.numel() / in_ >= 1 && use_onednn_linear(x, out_))
-      return onednn_linear(x, source_, bias, relu, onednn_.get());
-    const auto y = at::linear(x, source_, bias);
+      return onednn_linear(x, source_.weight(), bias, relu, onednn_.get());
+    const auto y = at::linear(x, source_.weight(), bias);
     return relu ? y.relu() : y;
   }
 #ifdef T2T_PANEL_KERNEL

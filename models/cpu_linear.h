@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/weight_stamp.h"
+
 namespace t2t {
 
 class OnednnWeight;
@@ -44,9 +46,7 @@ class CpuLinearWeight {
   int64_t out_ = 0, in_ = 0;
   at::Tensor panels_;                           // t2t's kernel: [panels, in, 32]
   std::shared_ptr<const OnednnWeight> onednn_;  // or oneDNN's layout
-  // Held, so that no later tensor can take the same memory and pass for it.
-  at::Tensor source_;
-  int64_t version_ = 0;
+  WeightStamp source_;
 };
 
 }  // namespace t2t

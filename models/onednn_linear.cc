@@ -61,17 +61,12 @@ std::shared_ptr<const OnednnWeight> OnednnWeight::pack(const at::Tensor& weight)
     return nullptr;
   auto packed = std::make_shared<OnednnWeight>();
   packed->packed_ = reorder_linear_weight()->call(weight.contiguous(), kPackForRows);
-  packed->source_ = weight.detach();  // its own impl: set_data() on the weight leaves it be
-  packed->version_ = weight._version();
+  packed->source_ = WeightStamp(weight);
   return packed;
 }
 
 const at::Tensor* OnednnWeight::packed_for(const at::Tensor& weight) const {
-  if (!weight.defined() || weight.data_ptr() != source_.data_ptr() ||
-      weight._version() != version_ || weight.sizes() != source_.sizes() ||
-      weight.scalar_type() != at::kFloat)
-    return nullptr;
-  return &packed_;
+  return source_.matches(weight) ? &packed_ : nullptr;
 }
 
 bool use_onednn_linear(const at::Tensor& x, int64_t out) {

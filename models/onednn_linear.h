@@ -22,14 +22,16 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/weight_stamp.h"
+
 namespace t2t {
 
 // A weight [out, in] laid out once in oneDNN's blocked format, so that a
 // product does not lay it out again at every call: 8-11% of a decoder's
-// time on the tiny and base Transformers. It remembers which tensor, at
-// which version, it was made from, and is only used for that one: a weight
-// changed since (trained, loaded, converted) is read as it is, never
-// through a stale copy. The copy costs the weight's size in memory again.
+// time on the tiny and base Transformers. Used for its weight only while
+// that is unchanged (WeightStamp); the copy costs the weight's size in
+// memory again. CpuLinearWeight (cpu_linear.h) takes it on CPUs without
+// AVX-512.
 class OnednnWeight {
  public:
   // nullptr when this LibTorch has no oneDNN or the weight is not a float32
@@ -40,9 +42,7 @@ class OnednnWeight {
 
  private:
   at::Tensor packed_;
-  // Held, so that no later tensor can take the same memory and pass for it.
-  at::Tensor source_;
-  int64_t version_ = 0;
+  WeightStamp source_;
 };
 
 // Whether onednn_linear() will be used for `x` [..., in] times a weight of
