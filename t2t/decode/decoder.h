@@ -94,9 +94,9 @@ class Decoder {
 
   // Decodes synthetic batches of sizes up to the options' batch_size (each
   // up to 8, then an eighth apart), three steps each at two source lengths,
-  // and discards them: what a fresh process compiles on first use (oneDNN's
-  // kernels, one per row count) is then ready before the first real
-  // request. For servers, which should answer their first requests as fast
+  // and discards them: what a fresh process makes on first use (memory,
+  // and oneDNN's or FBGEMM's kernels, one per row count, where they run) is
+  // then ready before the first real request. For servers, which should answer their first requests as fast
   // as the later ones. Returns the seconds it took.
   double warm_up();
 
