@@ -19,6 +19,17 @@
 namespace t2t {
 namespace {
 
+// scores[0, n) -> exp(score - best), their sum's inverse returned: the
+// softmax's weights before normalizing.
+__attribute__((always_inline)) inline float exponentiate(float* scores, int64_t n, float best) {
+  float total = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    scores[p] = exp_nonpositive(scores[p] - best);
+    total += scores[p];
+  }
+  return 1.0f / total;
+}
+
 // One (row, head) pair: softmax(q·k_p * scale) over the n positions, then
 // sum_p w_p v_p into out (zeroed by the caller); scores has room for n
 // floats. Compiled for AVX-512, AVX2 and plain x86-64 (fast_math.h): plain
@@ -41,12 +52,7 @@ void attend_pair(const float* q, const float* const* keys, const float* const* v
     scores[p] = sum * scale;
     best = std::max(best, scores[p]);
   }
-  float total = 0;
-  for (int64_t p = 0; p < n; ++p) {
-    scores[p] = exp_nonpositive(scores[p] - best);
-    total += scores[p];
-  }
-  const float norm = 1.0f / total;
+  const float norm = exponentiate(scores, n, best);
   for (int64_t p = 0; p < n; ++p) {
     const float w = scores[p] * norm;
     const float* v = values[p];
@@ -78,12 +84,7 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     scores[p] = _mm512_reduce_add_ps(acc) * scale;
     best = std::max(best, scores[p]);
   }
-  float total = 0;
-  for (int64_t p = 0; p < n; ++p) {
-    scores[p] = exp_nonpositive(scores[p] - best);
-    total += scores[p];
-  }
-  const float norm = 1.0f / total;
+  const float norm = exponentiate(scores, n, best);
   for (int64_t i = 0; i < value_depth; i += 16) {
     __m512 o = _mm512_loadu_ps(out + i);
     for (int64_t p = 0; p < n; ++p)

@@ -13,6 +13,16 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// The blocks of x[v, n) past the vectorized ones (one, shorter than a
+// block) folded into block_max[b] and best.
+float fold_tail(const float* x, int64_t v, int64_t n, float* block_max, int64_t b, float best) {
+  if (v >= n) return best;
+  float m = kNegInf;
+  for (; v < n; ++v) m = std::max(m, x[v]);
+  if (block_max) block_max[b] = m;
+  return std::max(best, m);
+}
+
 // The maxima by hand on x86: GCC's vectorized clones of the plain loops
 // reduce each block's lanes through memory, ~9x slower than a register
 // reduction (3.1 against 0.34 us for 8,192 values, AVX-512).
@@ -36,14 +46,7 @@ __attribute__((target("avx512f"))) float block_maxima_avx512(const float* x, int
     all = _mm512_max_ps(all, m);
     if (block_max) block_max[b] = _mm512_reduce_max_ps(m);
   }
-  float best = _mm512_reduce_max_ps(all);
-  if (v < n) {
-    float m = kNegInf;
-    for (; v < n; ++v) m = std::max(m, x[v]);
-    if (block_max) block_max[b] = m;
-    best = std::max(best, m);
-  }
-  return best;
+  return fold_tail(x, v, n, block_max, b, _mm512_reduce_max_ps(all));
 }
 
 __attribute__((target("avx2"))) float max8(__m256 m) {
@@ -63,14 +66,7 @@ __attribute__((target("avx2"))) float block_maxima_avx2(const float* x, int64_t 
     all = _mm256_max_ps(all, m);
     if (block_max) block_max[b] = max8(m);
   }
-  float best = max8(all);
-  if (v < n) {
-    float m = kNegInf;
-    for (; v < n; ++v) m = std::max(m, x[v]);
-    if (block_max) block_max[b] = m;
-    best = std::max(best, m);
-  }
-  return best;
+  return fold_tail(x, v, n, block_max, b, max8(all));
 }
 #pragma GCC diagnostic pop
 #endif
