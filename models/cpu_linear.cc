@@ -140,7 +140,7 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
   TORCH_CHECK(!bias.defined() || (bias.numel() == out_ && bias.scalar_type() == at::kFloat),
               "CpuLinearWeight: bias must be float32 [", out_, "]");
   if (onednn_) {
-    if (x.numel() / in_ >= 1 && use_onednn_linear(x, out_))
+    if (use_onednn_linear(x, out_))
       return onednn_linear(x, source_.weight(), bias, relu, onednn_.get());
     const auto y = at::linear(x, source_.weight(), bias);
     return relu ? y.relu() : y;

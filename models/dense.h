@@ -3,8 +3,9 @@
 // "bias" [out], so checkpoints are unchanged) and draws them as it does,
 // except under SkipInitialization (t2t/model/skip_init.h), where they stay
 // untouched for a checkpoint to set. forward() runs the int8 kernel
-// (int8_linear.h) once quantize_int8() was called, and oneDNN's float32
-// kernel (onednn_linear.h) when no gradient is wanted on the CPU.
+// (int8_linear.h) once quantize_int8() was called; without gradients on
+// the CPU, the packed float32 kernel (cpu_linear.h) after
+// pack_for_inference(), else oneDNN's (onednn_linear.h).
 #pragma once
 
 #include <torch/torch.h>
