@@ -2,16 +2,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/record_function.h>
 
 #include <algorithm>
 
 #include "models/onednn_linear.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define T2T_PANEL_KERNEL 1
-#endif
+#include "t2t/core/cpu_features.h"
 
 namespace t2t {
 namespace {
@@ -21,24 +18,8 @@ constexpr int64_t kRows = 8;    // rows of x a kernel call: 16 accumulators
 // Rows of x a pass over the panels: their inputs stay in L2 meanwhile.
 constexpr int64_t kRowChunk = 128;
 
-bool cpu_has_avx512() {
-#ifdef T2T_PANEL_KERNEL
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return has;
-#else
-  return false;
-#endif
-}
-
-#ifdef T2T_PANEL_KERNEL
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
-// warn that it is (or may be) used uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#ifdef T2T_X86_KERNELS
+T2T_INTRINSICS_BEGIN
 
 // R rows of x (row stride ldx) times one panel [in, 32] into y (row stride
 // ldy), `cols` of the panel's 32 columns real. Each output accumulates its
@@ -78,7 +59,7 @@ __attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
     _mm512_mask_storeu_ps(y + r * ldy + 16, m_hi, o_hi);
   }
 }
-#pragma GCC diagnostic pop
+T2T_INTRINSICS_END
 
 using PanelRows = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
                            int64_t, int64_t, bool);
@@ -113,7 +94,7 @@ std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& w
   auto packed = std::make_shared<CpuLinearWeight>();
   packed->out_ = weight.size(0);
   packed->in_ = weight.size(1);
-  if (cpu_has_avx512()) {
+  if (cpu_features().avx512f) {
     // [out, in] -> [panels, in, 32], the last panel's missing columns zero.
     const int64_t panels = (packed->out_ + kPanel - 1) / kPanel;
     auto padded = at::zeros({panels * kPanel, packed->in_}, weight.options());
@@ -128,6 +109,14 @@ std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& w
 }
 
 bool CpuLinearWeight::fits(const at::Tensor& weight) const { return source_.matches(weight); }
+
+const CpuLinearWeight* CpuLinearWeight::usable(const std::shared_ptr<const CpuLinearWeight>& packed,
+                                               const at::Tensor& weight, const at::Tensor& x) {
+  if (!packed || at::GradMode::is_enabled() || !x.device().is_cpu() ||
+      x.scalar_type() != at::kFloat || !packed->fits(weight))
+    return nullptr;
+  return packed.get();
+}
 
 const char* CpuLinearWeight::kernel() const { return panels_.defined() ? "avx512" : "onednn"; }
 
@@ -145,7 +134,7 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
     const auto y = at::linear(x, source_.weight(), bias);
     return relu ? y.relu() : y;
   }
-#ifdef T2T_PANEL_KERNEL
+#ifdef T2T_X86_KERNELS
   const int64_t rows = x.numel() / in_;
   const auto input = x.reshape({rows, in_}).contiguous();
   const auto b = bias.defined() ? bias.contiguous() : at::Tensor();

@@ -35,6 +35,11 @@ class CpuLinearWeight {
   // since (a weight trained, loaded or converted since is not).
   bool fits(const at::Tensor& weight) const;
 
+  // `packed` when a product of `weight` with x may use it: x float32 on the
+  // CPU, no gradient wanted, and packed->fits(weight); else nullptr.
+  static const CpuLinearWeight* usable(const std::shared_ptr<const CpuLinearWeight>& packed,
+                                       const at::Tensor& weight, const at::Tensor& x);
+
   // x [..., in] float32 on the CPU -> [..., out]: x W^T + bias (bias [out]
   // or undefined), relu'd with `relu`; gradients are not tracked.
   at::Tensor apply(const at::Tensor& x, const at::Tensor& bias, bool relu) const;

@@ -4,15 +4,12 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/fast_math.h"
 
@@ -60,12 +57,8 @@ void attend_pair(const float* q, const float* const* keys, const float* const* v
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
-// warn that it is (or may be) used uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#ifdef T2T_X86_KERNELS
+T2T_INTRINSICS_BEGIN
 // attend_pair for depths that are multiples of 16, by hand: the plain
 // loop's clone sums each score's 16 lanes through memory, one after the
 // other, which costs more than the products. The lanes are summed in
@@ -92,18 +85,14 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     _mm512_storeu_ps(out + i, o);
   }
 }
-#pragma GCC diagnostic pop
+T2T_INTRINSICS_END
 
 using AttendPair = void (*)(const float*, const float* const*, const float* const*, int64_t,
                             int64_t, int64_t, float, float*, float*);
 
 // The by-hand version where the CPU and the depths allow it.
 AttendPair pick_attend_pair(int64_t depth, int64_t value_depth) {
-  static const bool avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  if (avx512 && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0) return attend_pair_avx512;
+  if (cpu_features().avx512f && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0) return attend_pair_avx512;
   return attend_pair;
 }
 #else

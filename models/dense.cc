@@ -1,7 +1,5 @@
 #include "models/dense.h"
 
-#include <ATen/core/grad_mode.h>
-
 #include <cmath>
 
 #include "models/onednn_linear.h"
@@ -29,23 +27,18 @@ void DenseImpl::reset() {
   }
 }
 
-const CpuLinearWeight* DenseImpl::packed_for(const torch::Tensor& x) const {
-  if (!packed_ || at::GradMode::is_enabled() || !x.device().is_cpu() ||
-      x.scalar_type() != torch::kFloat || !packed_->fits(weight))
-    return nullptr;
-  return packed_.get();
-}
-
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
   if (int8_) return (*int8_)(x);
-  if (const auto* packed = packed_for(x)) return packed->apply(x, bias, false);
+  if (const auto* packed = CpuLinearWeight::usable(packed_, weight, x))
+    return packed->apply(x, bias, false);
   if (use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias);
   return torch::nn::functional::linear(x, weight, bias);
 }
 
 torch::Tensor DenseImpl::forward_relu(const torch::Tensor& x) {
   if (int8_) return forward(x).relu_();
-  if (const auto* packed = packed_for(x)) return packed->apply(x, bias, true);
+  if (const auto* packed = CpuLinearWeight::usable(packed_, weight, x))
+    return packed->apply(x, bias, true);
   if (use_onednn_linear(x, weight.size(0))) return onednn_linear(x, weight, bias, true);
   return forward(x).relu_();
 }

@@ -57,9 +57,6 @@ class DenseImpl : public torch::nn::Cloneable<DenseImpl> {
  private:
   std::shared_ptr<const Int8Linear> int8_;
   std::shared_ptr<const CpuLinearWeight> packed_;
-
-  // The packed weight, when forward(x) may use it.
-  const CpuLinearWeight* packed_for(const torch::Tensor& x) const;
 };
 TORCH_MODULE(Dense);
 

@@ -24,26 +24,25 @@ using LinearPointwise = at::Tensor(const at::Tensor&, const at::Tensor&,
                                    c10::List<std::optional<at::Scalar>>,
                                    std::optional<std::string_view>);
 
-// The op, or nullptr when this LibTorch has no oneDNN.
+using ReorderLinearWeight = at::Tensor(const at::Tensor&, std::optional<int64_t>);
+
+// The oneDNN op `name` of this signature, or nullptr when this LibTorch has
+// no oneDNN (looked up once by each caller).
+template <typename Signature>
+const c10::TypedOperatorHandle<Signature>* onednn_op(const char* name) {
+  if (!at::hasMKLDNN()) return nullptr;
+  const auto op = c10::Dispatcher::singleton().findSchema({name, ""});
+  if (!op) return nullptr;
+  return new c10::TypedOperatorHandle<Signature>(op->typed<Signature>());
+}
+
 const c10::TypedOperatorHandle<LinearPointwise>* linear_pointwise() {
-  static const auto* handle = []() -> const c10::TypedOperatorHandle<LinearPointwise>* {
-    if (!at::hasMKLDNN()) return nullptr;
-    const auto op = c10::Dispatcher::singleton().findSchema({"mkldnn::_linear_pointwise", ""});
-    if (!op) return nullptr;
-    return new c10::TypedOperatorHandle<LinearPointwise>(op->typed<LinearPointwise>());
-  }();
+  static const auto* handle = onednn_op<LinearPointwise>("mkldnn::_linear_pointwise");
   return handle;
 }
 
-using ReorderLinearWeight = at::Tensor(const at::Tensor&, std::optional<int64_t>);
-
 const c10::TypedOperatorHandle<ReorderLinearWeight>* reorder_linear_weight() {
-  static const auto* handle = []() -> const c10::TypedOperatorHandle<ReorderLinearWeight>* {
-    if (!at::hasMKLDNN()) return nullptr;
-    const auto op = c10::Dispatcher::singleton().findSchema({"mkldnn::_reorder_linear_weight", ""});
-    if (!op) return nullptr;
-    return new c10::TypedOperatorHandle<ReorderLinearWeight>(op->typed<ReorderLinearWeight>());
-  }();
+  static const auto* handle = onednn_op<ReorderLinearWeight>("mkldnn::_reorder_linear_weight");
   return handle;
 }
 

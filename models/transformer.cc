@@ -270,9 +270,9 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
 
 torch::Tensor Transformer::logits(const torch::Tensor& decoder_output) const {
   if (softmax_int8_) return (*softmax_int8_)(decoder_output);
-  if (softmax_packed_ && !at::GradMode::is_enabled() && decoder_output.device().is_cpu() &&
-      decoder_output.scalar_type() == torch::kFloat && softmax_packed_->fits(softmax_weights_))
-    return softmax_packed_->apply(decoder_output, torch::Tensor(), false);
+  if (const auto* packed =
+          CpuLinearWeight::usable(softmax_packed_, softmax_weights_, decoder_output))
+    return packed->apply(decoder_output, torch::Tensor(), false);
   if (use_onednn_linear(decoder_output, softmax_weights_.size(0)))
     return onednn_linear(decoder_output, softmax_weights_, torch::Tensor());
   return torch::linear(decoder_output, softmax_weights_);

@@ -8,10 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define T2T_VNNI_KERNEL 1
-#endif
+#include "t2t/core/cpu_features.h"
 
 namespace t2t {
 namespace {
@@ -24,26 +21,14 @@ constexpr int64_t kRowChunk = 128;
 }  // namespace
 
 bool vnni_supported() {
-#ifdef T2T_VNNI_KERNEL
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
-  }();
-  return has;
-#else
-  return false;
-#endif
+  const CpuFeatures& cpu = cpu_features();
+  return cpu.avx512f && cpu.avx512bw && cpu.avx512vnni;
 }
 
-#ifdef T2T_VNNI_KERNEL
+#ifdef T2T_X86_KERNELS
 namespace {
 
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() along, and then
-// warn that it is (or may be) used uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+T2T_INTRINSICS_BEGIN
 
 // Row r of x [rows, in] as unsigned 8-bit codes q = round(x / scale) + zero
 // (in4 of them, the padding 0), with scale and zero from the row's range
@@ -126,7 +111,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
     }
   }
 }
-#pragma GCC diagnostic pop
+T2T_INTRINSICS_END
 
 using VnniRows = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const int32_t*,
                           const float*, const float*, const float*, const int32_t*, float*, int64_t,
@@ -166,7 +151,7 @@ at::Tensor VnniWeight::apply(const at::Tensor& x) const {
   TORCH_CHECK(x.dim() == 2 && x.size(1) == in_ && x.scalar_type() == at::kFloat &&
                   x.device().is_cpu() && x.is_contiguous(),
               "VnniWeight: x must be contiguous float32 [rows, ", in_, "], got ", x.sizes());
-#ifdef T2T_VNNI_KERNEL
+#ifdef T2T_X86_KERNELS
   const int64_t rows = x.size(0);
   auto y = at::empty({rows, out_}, x.options());
   if (rows == 0) return y;

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
+#include "t2t/core/cpu_features.h"
 
 namespace t2t {
 
@@ -26,13 +24,8 @@ float fold_tail(const float* x, int64_t v, int64_t n, float* block_max, int64_t 
 // The maxima by hand on x86: GCC's vectorized clones of the plain loops
 // reduce each block's lanes through memory, ~9x slower than a register
 // reduction (3.1 against 0.34 us for 8,192 values, AVX-512).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define T2T_MAX_INTRINSICS 1
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() along, and then
-// warn that it is (or may be) used uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#ifdef T2T_X86_KERNELS
+T2T_INTRINSICS_BEGIN
 
 __attribute__((target("avx512f"))) float block_maxima_avx512(const float* x, int64_t n,
                                                               float* block_max) {
@@ -68,7 +61,7 @@ __attribute__((target("avx2"))) float block_maxima_avx2(const float* x, int64_t 
   }
   return fold_tail(x, v, n, block_max, b, max8(all));
 }
-#pragma GCC diagnostic pop
+T2T_INTRINSICS_END
 #endif
 
 float block_maxima_plain(const float* x, int64_t n, float* block_max) {
@@ -87,10 +80,9 @@ float block_maxima_plain(const float* x, int64_t n, float* block_max) {
 
 std::vector<std::pair<const char*, BlockMaximaKernel>> block_maxima_kernels() {
   std::vector<std::pair<const char*, BlockMaximaKernel>> out;
-#ifdef T2T_MAX_INTRINSICS
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) out.emplace_back("avx512", block_maxima_avx512);
-  if (__builtin_cpu_supports("avx2")) out.emplace_back("avx2", block_maxima_avx2);
+#ifdef T2T_X86_KERNELS
+  if (cpu_features().avx512f) out.emplace_back("avx512", block_maxima_avx512);
+  if (cpu_features().avx2) out.emplace_back("avx2", block_maxima_avx2);
 #endif
   out.emplace_back("plain", block_maxima_plain);
   return out;

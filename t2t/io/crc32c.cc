@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "t2t/core/cpu_features.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>
 #define T2T_CRC32C_X86 1
@@ -59,10 +61,7 @@ __attribute__((target("sse4.2"))) uint32_t extend_sse42(uint32_t crc, const unsi
   return ~static_cast<uint32_t>(c);
 }
 
-bool cpu_has_sse42() {
-  static const bool has = __builtin_cpu_supports("sse4.2");
-  return has;
-}
+bool cpu_has_sse42() { return cpu_features().sse42; }
 #endif
 
 }  // namespace

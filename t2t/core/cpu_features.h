@@ -1,0 +1,35 @@
+// What this x86 CPU can run, asked once, for the kernels that pick a
+// hand-written version at run time (the products, attention, the candidate
+// scan, CRC32-C); and the bracket their AVX-512 intrinsics need.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+// Defined where the hand-written x86 kernels compile.
+#define T2T_X86_KERNELS 1
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() along, and then
+// warn that it is (or may be) used uninitialized: kernels using them sit
+// between these two.
+#define T2T_INTRINSICS_BEGIN                                  \
+  _Pragma("GCC diagnostic push")                              \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+          _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define T2T_INTRINSICS_END _Pragma("GCC diagnostic pop")
+#endif
+
+namespace t2t {
+
+struct CpuFeatures {
+  bool sse42 = false;
+  bool avx2 = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vnni = false;
+};
+
+// This CPU's (all false where the x86 kernels do not compile).
+const CpuFeatures& cpu_features();
+
+}  // namespace t2t
