@@ -304,7 +304,7 @@ Int8WeightMap Transformer::int8_weights() const {
   return out;
 }
 
-void Transformer::load_int8_weights(const Int8WeightMap& weights) {
+void Transformer::load_int8_weights(Int8WeightMap weights) {
   // Every name checked before any layer is built: a map that does not fit
   // changes nothing.
   const auto layers = dense_layers();
@@ -323,7 +323,13 @@ void Transformer::load_int8_weights(const Int8WeightMap& weights) {
   if (!problems.empty())
     throw Error("the int8 weights do not fit the model (were the hparams or the vocabulary "
                 "changed?): " + join(problems, "; "));
-  for (const auto& [name, dense] : layers) dense->load_int8(weights.at(name + ".weight"), name);
+  // Each layer's values freed as soon as it has packed them: a mapped
+  // checkpoint's pages then go back one layer at a time (mapped_file.h).
+  for (const auto& [name, dense] : layers) {
+    const auto entry = weights.find(name + ".weight");
+    dense->load_int8(entry->second, name);
+    weights.erase(entry);
+  }
   softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                      "the softmax projection");
 }

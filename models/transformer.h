@@ -52,7 +52,7 @@ class Transformer : public T2TModel {
   // under "softmax_int8", its float matrix staying (it may be an
   // embedding's too).
   Int8WeightMap int8_weights() const override;
-  void load_int8_weights(const Int8WeightMap& weights) override;
+  void load_int8_weights(Int8WeightMap weights) override;
   // Every float dense layer and the softmax projection (CpuLinearWeight).
   void pack_for_inference() override;
 

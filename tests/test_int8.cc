@@ -209,7 +209,7 @@ TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in an
   t2t::Int8WeightMap short_map = saved;
   short_map.erase(short_map.begin());
   short_map.emplace("no.such.weight", saved.begin()->second);
-  CHECK_THROWS_WITH(fresh->load_int8_weights(short_map),
+  CHECK_THROWS_WITH(fresh->load_int8_weights(std::move(short_map)),
                     Catch::Contains("missing " + saved.begin()->first) &&
                         Catch::Contains("unexpected no.such.weight"));
   CHECK_FALSE(fresh->quantized());

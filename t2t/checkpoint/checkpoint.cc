@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "t2t/checkpoint/mapped_archive.h"
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
@@ -176,10 +177,9 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
 }
 
 // Everything but the random state, which only load_checkpoint restores.
-CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::string& path) {
-  // A fresh tensor per read: reading into a defined tensor would set_() it
-  // onto the archive's storage, which cannot be resized.
-  auto read = [&archive](const char* key, torch::Tensor* out) { return archive.try_read(key, *out); };
+// read(key, &tensor) looks an entry up, false when the file lacks it.
+using ReadEntry = std::function<bool(const std::string&, torch::Tensor*)>;
+CheckpointMeta read_meta(const ReadEntry& read, const std::string& path) {
   CheckpointMeta meta;
   torch::Tensor step, reader_state, hparams_yaml;
   meta.step = read("meta/step", &step) ? step.item<int64_t>()
@@ -191,14 +191,14 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
   for (;;) {
     torch::Tensor state;
     const std::string key = kWorkerRngPrefix + std::to_string(meta.worker_rng_states.size());
-    if (!archive.try_read(key, state)) break;
+    if (!read(key, &state)) break;
     meta.worker_rng_states.push_back(tensor_string(state));
   }
   for (;;) {
     torch::Tensor state;
     const std::string key =
         kWorkerCudaRngPrefix + std::to_string(meta.worker_cuda_rng_states.size());
-    if (!archive.try_read(key, state)) break;
+    if (!read(key, &state)) break;
     meta.worker_cuda_rng_states.push_back(tensor_string(state));
   }
   torch::Tensor scale, good_steps;
@@ -208,6 +208,15 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::str
       meta.loss_scale_good_steps = good_steps.item<int64_t>();
   }
   return meta;
+}
+
+// A fresh tensor per read: reading into a defined tensor would set_() it
+// onto the archive's storage, which cannot be resized.
+CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::string& path) {
+  return read_meta([&archive](const std::string& key, torch::Tensor* out) {
+    *out = torch::Tensor();
+    return archive.try_read(key, *out);
+  }, path);
 }
 
 }  // namespace
@@ -277,16 +286,19 @@ std::string copy_checkpoint(const std::string& path, const std::string& dir) {
 }
 
 TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta) {
-  torch::serialize::InputArchive archive = open_archive(path);
+  const TensorMap entries = read_mapped_archive(path);
   TensorMap tensors;
-  for (const auto& key : archive.keys()) {
-    if (!starts_with(key, "model/")) continue;
-    torch::Tensor value;
-    if (archive.try_read(key, value)) tensors.emplace(key.substr(6), value);
-  }
+  for (const auto& [key, value] : entries)
+    if (starts_with(key, "model/")) tensors.emplace(key.substr(6), value);
   if (tensors.empty())
     throw Error("checkpoint '" + path + "' holds no model tensors; is it a t2t checkpoint?");
-  if (meta) *meta = read_meta(archive, path);
+  if (meta)
+    *meta = read_meta([&entries](const std::string& key, torch::Tensor* out) {
+      const auto it = entries.find(key);
+      if (it == entries.end()) return false;
+      *out = it->second;
+      return true;
+    }, path);
   return tensors;
 }
 

@@ -53,7 +53,7 @@ void load_int8_tensors(TensorMap tensors, T2TModel& model, const std::string& pa
   for (const auto& [name, w] : int8) replaced.insert(name);
   load_model_tensors(tensors, model, path, replaced);
   try {
-    model.load_int8_weights(int8);
+    model.load_int8_weights(std::move(int8));
   } catch (const Error& e) {
     throw Error("int8 checkpoint '" + path + "': " + e.what());
   }

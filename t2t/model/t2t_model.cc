@@ -21,7 +21,7 @@ Int8WeightMap T2TModel::int8_weights() const {
   throw Error("model '" + name() + "' has no int8 implementation; it cannot be saved in int8");
 }
 
-void T2TModel::load_int8_weights(const Int8WeightMap&) {
+void T2TModel::load_int8_weights(Int8WeightMap) {
   throw Error("model '" + name() + "' has no int8 implementation; it cannot load int8 weights");
 }
 

@@ -108,9 +108,10 @@ class T2TModel : public torch::nn::Module {
   // instead of quantize_int8(), with the same results, and releases the
   // float weights they replace (which a loader then leaves unset). Both
   // throw t2t::Error naming what is missing or does not fit; the defaults
-  // throw as quantize_int8() does.
+  // throw as quantize_int8() does. The map is taken so that each matrix's
+  // int8 values can be freed once its layer holds them in its own layout.
   virtual Int8WeightMap int8_weights() const;
-  virtual void load_int8_weights(const Int8WeightMap& weights);
+  virtual void load_int8_weights(Int8WeightMap weights);
 
   // Sets every parameter from a checkpoint Tensor2Tensor wrote (TensorFlow's
   // tensor bundle, under T2T's variable names). target_space_id: the

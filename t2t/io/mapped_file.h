@@ -1,0 +1,47 @@
+// A file mapped into memory, for weights read without a copy: a tensor's
+// memory can be a span of the mapping (share()), so that loading costs no
+// read into fresh pages and a weight is resident only once touched.
+//
+// The mapping is private and copy-on-write: a tensor written in place gets
+// its own copy of the pages it writes, the file is never changed. t2t
+// replaces its files by renaming a new one over them, which leaves a mapped
+// one intact; a file truncated in place while mapped would make reads of the
+// lost pages fault (SIGBUS), as with any mapped file.
+#pragma once
+
+#include <c10/core/Allocator.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace t2t {
+
+class MappedFile : public std::enable_shared_from_this<MappedFile> {
+ public:
+  // Throws t2t::Error naming `path` when it cannot be opened or mapped.
+  static std::shared_ptr<MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // Bytes [offset, offset + n) as CPU memory for a storage, which keeps the
+  // mapping alive. When that storage is freed, the whole pages within the
+  // span are given back to the kernel: weights read once (int8 values packed
+  // into another layout) then stay resident no longer than their tensor.
+  // Throws t2t::Error when the span is not within the file.
+  c10::DataPtr share(size_t offset, size_t n);
+
+ private:
+  MappedFile(std::string path, char* data, size_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
+  std::string path_;
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace t2t
