@@ -133,12 +133,39 @@ std::shared_ptr<const VnniWeight> VnniWeight::pack(const Int8Weights& weights,
   w->in_ = v.size(1);
   w->in4_ = (w->in_ + 3) / 4 * 4;
   const int64_t panels = (w->out_ + kPanel - 1) / kPanel, padded_out = panels * kPanel;
-  // [padded_out, in4] zero-padded -> [panels, in4 / 4, kPanel, 4]
-  auto padded = at::zeros({padded_out, w->in4_}, v.options());
-  padded.narrow(0, 0, w->out_).narrow(1, 0, w->in_).copy_(v);
-  w->panels_ =
-      padded.view({panels, kPanel, w->in4_ / 4, 4}).permute({0, 2, 1, 3}).contiguous();
-  w->col_sums_ = padded.to(at::kInt).sum(1).to(at::kInt).contiguous();
+  const int64_t in = w->in_, quads = w->in4_ / 4;
+  // [out, in] -> [panels, in4 / 4, kPanel, 4], zero where padded, written in
+  // one pass with each column's sum: no temporary the size of the matrix,
+  // which a model packing its layers one after another would leave behind
+  // in the allocator.
+  w->panels_ = at::empty({panels, quads, kPanel, 4}, v.options());
+  w->col_sums_ = at::empty({padded_out}, at::kInt);
+  const int8_t* src = v.data_ptr<int8_t>();
+  int8_t* dst = w->panels_.data_ptr<int8_t>();
+  int32_t* sums = w->col_sums_.data_ptr<int32_t>();
+  // Every thread a share of the columns: loading a model is mostly this.
+  at::parallel_for(0, padded_out, kPanel, [&](int64_t begin, int64_t end) {
+  for (int64_t col = begin; col < end; ++col) {
+    int8_t* out = dst + (col / kPanel * quads * kPanel + col % kPanel) * 4;
+    if (col >= w->out_) {
+      for (int64_t q = 0; q < quads; ++q) std::memset(out + q * kPanel * 4, 0, 4);
+      sums[col] = 0;
+      continue;
+    }
+    const int8_t* row = src + col * in;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < in; ++i) sum += row[i];
+    sums[col] = sum;
+    // Whole quads as 4-byte moves; a last partial one zero-padded.
+    const int64_t whole = in / 4;
+    for (int64_t q = 0; q < whole; ++q) std::memcpy(out + q * kPanel * 4, row + q * 4, 4);
+    if (whole < quads) {
+      int8_t last[4] = {0, 0, 0, 0};
+      std::memcpy(last, row + whole * 4, static_cast<size_t>(in - whole * 4));
+      std::memcpy(out + whole * kPanel * 4, last, 4);
+    }
+  }
+  });
   w->scales_ = at::zeros({padded_out}, at::kFloat);
   w->scales_.narrow(0, 0, w->out_).copy_(weights.scales.to(at::kFloat).reshape({-1}));
   w->bias_ = at::zeros({padded_out}, at::kFloat);
