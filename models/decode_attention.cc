@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "t2t/core/cpu_features.h"
@@ -27,23 +29,34 @@ __attribute__((always_inline)) inline float exponentiate(float* scores, int64_t 
   return 1.0f / total;
 }
 
+// Keys and values are float32, or bfloat16 (an int8 model's caches: half
+// the memory) widened here, exactly, to float32: the arithmetic is float32
+// either way.
+__attribute__((always_inline)) inline float widen(float x) { return x; }
+__attribute__((always_inline)) inline float widen(uint16_t bf16) {
+  const uint32_t bits = static_cast<uint32_t>(bf16) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
 // One (row, head) pair: softmax(q·k_p * scale) over the n positions, then
 // sum_p w_p v_p into out (zeroed by the caller); scores has room for n
-// floats. Compiled for AVX-512, AVX2 and plain x86-64 (fast_math.h): plain
-// loops with fixed-width partial sums and no calls, which the compiler
-// vectorizes without reassociating anything.
-T2T_VECTOR_CLONES
-void attend_pair(const float* q, const float* const* keys, const float* const* values, int64_t n,
-                 int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {
+// floats. Plain loops with fixed-width partial sums and no calls, which the
+// compiler vectorizes without reassociating anything.
+template <typename T>
+__attribute__((always_inline)) inline void attend_pair_loops(
+    const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
+    int64_t value_depth, float scale, float* scores, float* out) {
   if (n == 0) return;
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t p = 0; p < n; ++p) {
-    const float* k = keys[p];
+    const T* k = keys[p];
     float acc[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     int64_t i = 0;
     for (; i + 16 <= depth; i += 16)
-      for (int j = 0; j < 16; ++j) acc[j] += q[i + j] * k[i + j];
-    for (; i < depth; ++i) acc[i & 15] += q[i] * k[i];
+      for (int j = 0; j < 16; ++j) acc[j] += q[i + j] * widen(k[i + j]);
+    for (; i < depth; ++i) acc[i & 15] += q[i] * widen(k[i]);
     float sum = 0;
     for (int j = 0; j < 16; ++j) sum += acc[j];
     scores[p] = sum * scale;
@@ -52,28 +65,54 @@ void attend_pair(const float* q, const float* const* keys, const float* const* v
   const float norm = exponentiate(scores, n, best);
   for (int64_t p = 0; p < n; ++p) {
     const float w = scores[p] * norm;
-    const float* v = values[p];
-    for (int64_t i = 0; i < value_depth; ++i) out[i] += w * v[i];
+    const T* v = values[p];
+    for (int64_t i = 0; i < value_depth; ++i) out[i] += w * widen(v[i]);
   }
 }
 
+// Compiled for AVX-512, AVX2 and plain x86-64 (fast_math.h).
+T2T_VECTOR_CLONES
+void attend_pair(const float* q, const float* const* keys, const float* const* values, int64_t n,
+                 int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {
+  attend_pair_loops(q, keys, values, n, depth, value_depth, scale, scores, out);
+}
+T2T_VECTOR_CLONES
+void attend_pair(const float* q, const uint16_t* const* keys, const uint16_t* const* values,
+                 int64_t n, int64_t depth, int64_t value_depth, float scale, float* scores,
+                 float* out) {
+  attend_pair_loops(q, keys, values, n, depth, value_depth, scale, scores, out);
+}
+
+template <typename T>
+using AttendPair = void (*)(const float*, const T* const*, const T* const*, int64_t, int64_t,
+                            int64_t, float, float*, float*);
+
 #ifdef T2T_X86_KERNELS
 T2T_INTRINSICS_BEGIN
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const uint16_t* p) {
+  const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
+}
+
 // attend_pair for depths that are multiples of 16, by hand: the plain
 // loop's clone sums each score's 16 lanes through memory, one after the
 // other, which costs more than the products. The lanes are summed in
 // registers here, in a tree: the scores differ from the plain loop's in
 // their last bits, as they do between CPUs with and without FMA.
+template <typename T>
 __attribute__((target("avx512f"))) void attend_pair_avx512(
-    const float* q, const float* const* keys, const float* const* values, int64_t n,
-    int64_t depth, int64_t value_depth, float scale, float* scores, float* out) {
+    const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
+    int64_t value_depth, float scale, float* scores, float* out) {
   if (n == 0) return;
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t p = 0; p < n; ++p) {
-    const float* k = keys[p];
-    __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
+    const T* k = keys[p];
+    __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), load16(k));
     for (int64_t i = 16; i < depth; i += 16)
-      acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(k + i), acc);
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load16(k + i), acc);
     scores[p] = _mm512_reduce_add_ps(acc) * scale;
     best = std::max(best, scores[p]);
   }
@@ -81,25 +120,49 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
   for (int64_t i = 0; i < value_depth; i += 16) {
     __m512 o = _mm512_loadu_ps(out + i);
     for (int64_t p = 0; p < n; ++p)
-      o = _mm512_fmadd_ps(_mm512_set1_ps(scores[p] * norm), _mm512_loadu_ps(values[p] + i), o);
+      o = _mm512_fmadd_ps(_mm512_set1_ps(scores[p] * norm), load16(values[p] + i), o);
     _mm512_storeu_ps(out + i, o);
   }
 }
 T2T_INTRINSICS_END
 
-using AttendPair = void (*)(const float*, const float* const*, const float* const*, int64_t,
-                            int64_t, int64_t, float, float*, float*);
-
 // The by-hand version where the CPU and the depths allow it.
-AttendPair pick_attend_pair(int64_t depth, int64_t value_depth) {
-  if (cpu_features().avx512f && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0) return attend_pair_avx512;
+template <typename T>
+AttendPair<T> pick_attend_pair(int64_t depth, int64_t value_depth) {
+  if (cpu_features().avx512f && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0)
+    return attend_pair_avx512<T>;
   return attend_pair;
 }
 #else
-using AttendPair = void (*)(const float*, const float* const*, const float* const*, int64_t,
-                            int64_t, int64_t, float, float*, float*);
-AttendPair pick_attend_pair(int64_t, int64_t) { return attend_pair; }
+template <typename T>
+AttendPair<T> pick_attend_pair(int64_t, int64_t) {
+  return attend_pair;
+}
 #endif
+
+// Keys' and values' elements as the kernels read them: float32, or the
+// bits of bfloat16.
+template <typename T>
+const T* elements(const at::Tensor& t) {
+  if constexpr (std::is_same_v<T, float>)
+    return t.data_ptr<float>();
+  else
+    return reinterpret_cast<const uint16_t*>(t.data_ptr<at::BFloat16>());
+}
+
+void check_cache_types(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                       const char* what) {
+  TORCH_CHECK(q.scalar_type() == at::kFloat && keys.scalar_type() == values.scalar_type() &&
+                  (keys.scalar_type() == at::kFloat || keys.scalar_type() == at::kBFloat16),
+              what, ": q must be float32 and keys and values both float32 or both bfloat16; got ",
+              q.scalar_type(), ", ", keys.scalar_type(), ", ", values.scalar_type());
+}
+
+// Calls run(T{}) with T the keys' element type.
+template <typename Run>
+at::Tensor by_cache_type(const at::Tensor& keys, Run run) {
+  return keys.scalar_type() == at::kBFloat16 ? run(uint16_t{}) : run(float{});
+}
 
 void check_last_contiguous(const at::Tensor& t, const char* name) {
   TORCH_CHECK(t.stride(-1) == 1 || t.size(-1) == 1, "decode attention: ", name,
@@ -109,7 +172,7 @@ void check_last_contiguous(const at::Tensor& t, const char* name) {
 // The shared loop over (row, head) pairs. `key_at(row, head, p)` /
 // `value_at(row, head, p)` give the vectors, `visible(row, p)` says whether
 // position p counts.
-template <typename KeyAt, typename ValueAt, typename Visible>
+template <typename T, typename KeyAt, typename ValueAt, typename Visible>
 at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, double scale,
                   KeyAt key_at, ValueAt value_at, Visible visible) {
   const int64_t rows = q.size(0), heads = q.size(1), depth = q.size(2);
@@ -121,10 +184,10 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
   // Small problems run on the calling thread: waking the pool costs more.
   const int64_t work = rows * heads * positions * (depth + value_depth);
   const int64_t grain = work < (1 << 16) ? rows * heads : std::max<int64_t>(1, heads);
-  const AttendPair pair = pick_attend_pair(depth, value_depth);
+  const AttendPair<T> pair = pick_attend_pair<T>(depth, value_depth);
   at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(static_cast<size_t>(positions));
-    std::vector<const float*> k(static_cast<size_t>(positions)), v(k.size());
+    std::vector<const T*> k(static_cast<size_t>(positions)), v(k.size());
     for (int64_t i = begin; i < end; ++i) {
       const int64_t r = i / heads, h = i % heads;
       int64_t n = 0;
@@ -162,10 +225,9 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
   TORCH_CHECK(slots.scalar_type() == at::kLong && slots.is_contiguous(),
               "attend_slots: slots must be contiguous int64");
   for (const auto* t : {&q, &keys, &values}) check_last_contiguous(*t, "q/keys/values");
+  check_cache_types(q, keys, values, "attend_slots");
   const int64_t* table = slots.data_ptr<int64_t>();
   const int64_t table_row = slots.size(1), num_slots = keys.size(0);
-  const float* kp = keys.data_ptr<float>();
-  const float* vp = values.data_ptr<float>();
   const auto ks = keys.strides(), vs = values.strides();
   for (int64_t r = 0; r < slots.size(0); ++r)
     for (int64_t p = 0; p < length; ++p) {
@@ -174,11 +236,16 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
                   p, " is not one of the ", num_slots, " slots");
     }
   auto slot = [&](int64_t r, int64_t p) { return table[r * table_row + p]; };
-  return attend(
-      q, length, values.size(3), scale,
-      [&](int64_t r, int64_t h, int64_t p) { return kp + slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
-      [&](int64_t r, int64_t h, int64_t p) { return vp + slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
-      [](int64_t, int64_t) { return true; });
+  return by_cache_type(keys, [&](auto type) {
+    using T = decltype(type);
+    const T* kp = elements<T>(keys);
+    const T* vp = elements<T>(values);
+    return attend<T>(
+        q, length, values.size(3), scale,
+        [&](int64_t r, int64_t h, int64_t p) { return kp + slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
+        [&](int64_t r, int64_t h, int64_t p) { return vp + slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
+        [](int64_t, int64_t) { return true; });
+  });
 }
 
 at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
@@ -194,17 +261,21 @@ at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::
               "attend_memory: shapes do not fit: q ", q.sizes(), ", keys ", keys.sizes(),
               ", values ", values.sizes(), ", allowed ", allowed.sizes(), ", group ", group);
   for (const auto* t : {&q, &keys, &values}) check_last_contiguous(*t, "q/keys/values");
+  check_cache_types(q, keys, values, "attend_memory");
   const auto keep = allowed.to(at::kBool).contiguous();
   const bool* kept = keep.data_ptr<bool>();
   const int64_t length = keys.size(2);
-  const float* kp = keys.data_ptr<float>();
-  const float* vp = values.data_ptr<float>();
   const auto ks = keys.strides(), vs = values.strides();
-  return attend(
-      q, length, values.size(3), scale,
-      [&](int64_t r, int64_t h, int64_t p) { return kp + (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
-      [&](int64_t r, int64_t h, int64_t p) { return vp + (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
-      [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
+  return by_cache_type(keys, [&](auto type) {
+    using T = decltype(type);
+    const T* kp = elements<T>(keys);
+    const T* vp = elements<T>(values);
+    return attend<T>(
+        q, length, values.size(3), scale,
+        [&](int64_t r, int64_t h, int64_t p) { return kp + (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
+        [&](int64_t r, int64_t h, int64_t p) { return vp + (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
+        [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
+  });
 }
 
 }  // namespace t2t

@@ -8,9 +8,11 @@
 // that reordering beams moves a row of that table instead of the keys and
 // values (the Transformer's decoding state keeps the table).
 //
-// Float32 on the CPU only; the callers use scaled_dot_product_attention
-// elsewhere. Every tensor's last dimension must be contiguous; the others
-// may have any strides.
+// On the CPU only, q in float32; the callers use
+// scaled_dot_product_attention elsewhere. Keys and values are both float32,
+// or both bfloat16 (an int8 model's caches, at half the memory), read as
+// float32. Every tensor's last dimension must be contiguous; the others may
+// have any strides.
 #pragma once
 
 #include <ATen/core/Tensor.h>

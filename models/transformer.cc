@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
@@ -57,15 +58,25 @@ struct TransformerDecoderState : DecoderState {
 // the result has room for `capacity` positions.
 torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slots, int64_t length,
                            int64_t capacity) {
-  const int64_t rows = slots.size(0);
-  auto out = torch::empty({rows, cache.size(1), capacity, cache.size(3)}, cache.options());
+  const int64_t rows = slots.size(0), heads = cache.size(1), depth = cache.size(3);
+  auto out = torch::empty({rows, heads, capacity, depth}, cache.options());
   if (length == 0) return out;
-  const auto index = slots.narrow(1, 0, length);
-  const auto positions =
-      torch::arange(length, index.options()).unsqueeze(0).expand({rows, length});
-  // [num_slots, capacity, heads, depth] indexed by (slot, position) -> [rows, length, heads, depth]
-  const auto picked = cache.permute({0, 2, 1, 3}).index({index, positions});
-  out.narrow(2, 0, length).copy_(picked.permute({0, 2, 1, 3}));
+  // One copy of `depth` elements per (row, head, position), of whatever
+  // type the cache holds: the general indexing kernels cost several times
+  // that at these sizes.
+  const auto source = cache.contiguous();
+  const auto table = slots.contiguous();
+  const int64_t* slot = table.data_ptr<int64_t>();
+  const int64_t table_row = table.size(1), old_capacity = source.size(2);
+  const size_t bytes = static_cast<size_t>(depth) * source.element_size();
+  const char* from = static_cast<const char*>(source.data_ptr());
+  char* to = static_cast<char*>(out.data_ptr());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t p = 0; p < length; ++p)
+        std::memcpy(to + ((r * heads + h) * capacity + p) * bytes,
+                    from + ((slot[r * table_row + p] * heads + h) * old_capacity + p) * bytes,
+                    bytes);
   return out;
 }
 
@@ -373,12 +384,16 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
   std::tie(memory, state->encoder_padding) = encode(inputs);
   state->memory_mask = attention_mask_from_padding(state->encoder_padding);
   state->layers.resize(decoder_.size());
+  state->use_slots = !is_training() && decode_attention_supported(memory);
+  // An int8 model keeps its attention caches in bfloat16: they are most of
+  // a decoding batch's memory, its products are approximate already, and
+  // the attention reads half the bytes.
+  const bool bf16_caches = state->use_slots && quantized();
   for (size_t i = 0; i < decoder_.size(); ++i) {
-    decoder_[i]->start_decoding(memory, state->layers[i]);
+    decoder_[i]->start_decoding(memory, state->layers[i], bf16_caches);
   }
   // Reordered at every beam step and read for its batch size only.
   state->encoder_output = memory.narrow(1, 0, 0);
-  state->use_slots = !is_training() && decode_attention_supported(memory);
   if (state->use_slots) state->slots = torch::zeros({memory.size(0), 0}, torch::kLong);
   return state;
 }

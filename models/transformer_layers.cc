@@ -421,10 +421,18 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& me
   return post_ffn_(x, y);
 }
 
-void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache) {
+void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache,
+                                      bool bf16_caches) {
   std::tie(cache.memory_keys, cache.memory_values) = memory_attention_->memory_keys_values(memory);
   cache.self_keys = torch::Tensor();
   cache.self_values = torch::Tensor();
+  if (!bf16_caches) return;  // the self-attention caches take the type of their first keys
+  cache.memory_keys = cache.memory_keys.to(torch::kBFloat16);
+  cache.memory_values = cache.memory_values.to(torch::kBFloat16);
+  const auto options = cache.memory_keys.options();
+  const int64_t rows = memory.size(0), heads = cache.memory_keys.size(1);
+  cache.self_keys = torch::empty({rows, heads, 0, cache.memory_keys.size(3)}, options);
+  cache.self_values = torch::empty({rows, heads, 0, cache.memory_values.size(3)}, options);
 }
 
 torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,

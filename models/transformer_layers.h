@@ -188,7 +188,10 @@ class DecoderLayerImpl : public torch::nn::Module {
                         const torch::Tensor& memory_mask);
 
   // Fills cache.memory_keys / memory_values from the encoder output.
-  void start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache);
+  // bf16_caches: the caches in bfloat16 (attend_slots and attend_memory
+  // read them), for a model whose products are int8 anyway.
+  void start_decoding(const torch::Tensor& memory, DecoderLayerCache& cache,
+                      bool bf16_caches = false);
 
   // Position `length` alone: x [batch, 1, hidden]. The cache's memory
   // keys/values and memory_mask [batch / group, 1, 1, input_length] have one

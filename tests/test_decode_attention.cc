@@ -65,7 +65,14 @@ TEST_CASE("attend_slots equals attention over the gathered history", "[decode_at
                                                           torch::stack(v_rows), {}, 0.0, false, scale)
                           .reshape({rows, heads * value_depth});
     CHECK(max_diff(got, want) < 1e-5);
+    // Caches in bfloat16 are read as the float32 values they hold, exactly.
+    const auto k16 = keys.to(torch::kBFloat16), v16 = values.to(torch::kBFloat16);
+    CHECK(torch::equal(t2t::attend_slots(q, k16, v16, slots, length, scale),
+                       t2t::attend_slots(q, k16.to(torch::kFloat), v16.to(torch::kFloat), slots,
+                                         length, scale)));
   }
+  CHECK_THROWS_WITH(t2t::attend_slots(q, keys.to(torch::kBFloat16), values, slots, 3, scale),
+                    Catch::Contains("both float32 or both bfloat16"));
   auto bad = slots.clone();
   bad[2][0] = num_slots;
   CHECK_THROWS(t2t::attend_slots(q, keys, values, bad, 3, scale));
@@ -94,6 +101,10 @@ TEST_CASE("attend_memory equals masked attention with shared memory rows", "[dec
                         per_row(allowed).view({rows, 1, 1, length}), 0.0, false, 0.25)
                         .reshape({rows, heads * depth});
   CHECK(max_diff(got, want) < 1e-5);
+  const auto k16 = keys.to(torch::kBFloat16), v16 = values.to(torch::kBFloat16);
+  CHECK(torch::equal(t2t::attend_memory(q, k16, v16, allowed, group, 0.25),
+                     t2t::attend_memory(q, k16.to(torch::kFloat), v16.to(torch::kFloat), allowed,
+                                        group, 0.25)));
   CHECK_THROWS(t2t::attend_memory(q, keys, values, allowed, 3, 0.25));
   }
 }

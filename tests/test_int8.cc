@@ -140,11 +140,27 @@ TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
   const auto float_ids = t2t::beam_search(*model, inputs, search);
 
   CHECK_FALSE(model->quantized());
+  CHECK(model->start_decoding(inputs)->layers[0].memory_keys.scalar_type() == torch::kFloat);
   model->quantize_int8();
   CHECK(model->quantized());
   const auto int8_logits = model->forward(inputs, targets);
   CHECK_FALSE(torch::equal(int8_logits, float_logits));
   CHECK(relative_error(int8_logits, float_logits) < 0.05);
+  // Step by step, the int8 model's attention caches are bfloat16 and its
+  // logits stay those of the whole sequence at once.
+  const auto state = model->start_decoding(inputs);
+  for (const auto& layer : state->layers) {
+    CHECK(layer.memory_keys.scalar_type() == torch::kBFloat16);
+    CHECK(layer.memory_values.scalar_type() == torch::kBFloat16);
+  }
+  const auto whole = int8_logits.reshape({5, 7, -1});
+  for (int64_t t = 0; t < 7; ++t) {
+    const auto last = t == 0 ? torch::zeros({5}, torch::kLong) : targets.select(1, t - 1);
+    const auto step = model->decode_step(*state, last);
+    INFO("position " << t);
+    CHECK(relative_error(step, whole.select(1, t)) < 0.02);
+  }
+  CHECK(state->layers[0].self_keys.scalar_type() == torch::kBFloat16);
   // Cached decoding runs through the same int8 layers, with or without the
   // float weights beside them.
   const auto with_float = t2t::beam_search(*model, inputs, search);
