@@ -171,3 +171,25 @@ TEST_CASE("a mapped file refuses a span beyond its end", "[checkpoint]") {
   CHECK_THROWS_WITH(file->share(90, 11), Catch::Contains("bytes") && Catch::Contains("truncated"));
   CHECK_THROWS_WITH(t2t::MappedFile::open(dir / "missing"), Catch::Contains("missing"));
 }
+
+TEST_CASE("a mapped tensor's pages are given back while it stays readable, unless written",
+          "[checkpoint]") {
+  TempDir dir("mapped_give_back");
+  const std::string path = write_checkpoint(dir, 4 << 20);  // 16 MiB of floats
+  auto tensors = t2t::read_checkpoint_tensors(path, nullptr);
+  const auto big = tensors.at("big.weight");
+  const double sum = big.sum().item<double>();
+  CHECK(resident_kib(path) >= 16 * 1024);
+  CHECK(t2t::give_back_pages(big));
+  CHECK(resident_kib(path) < 1024);
+  CHECK(big.sum().item<double>() == sum);  // read from the file again
+  CHECK(resident_kib(path) >= 16 * 1024);
+
+  // Written in place, its pages are its own: kept, with what was written.
+  big.narrow(0, 100, 1).fill_(3.0f);
+  const double written = big.sum().item<double>();
+  CHECK_FALSE(t2t::give_back_pages(big));
+  CHECK(big.sum().item<double>() == written);
+  CHECK_FALSE(t2t::give_back_pages(torch::ones({1 << 20})));  // not in a file
+  CHECK_FALSE(t2t::give_back_pages(torch::Tensor()));
+}

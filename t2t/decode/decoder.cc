@@ -16,6 +16,7 @@
 #include "t2t/decode/int8_checkpoint.h"
 #include "t2t/decode/parallel_batches.h"
 #include "t2t/decode/score.h"
+#include "t2t/io/mapped_file.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
@@ -436,6 +437,11 @@ void prepare_for_decoding(T2TModel& model, const std::string& quantize_mode) {
   // After quantizing: int8 layers and bf16 weights have nothing to pack.
   torch::NoGradGuard no_grad;
   model.pack_for_inference();
+  // The packed copies are what decoding reads now. The weights they were
+  // made from, where they lie in the checkpoint's mapping, need not stay
+  // resident beside them: the kernel reads them from the file again if
+  // they are used (an embedding's rows, as they are looked up).
+  for (const auto& p : model.parameters()) give_back_pages(p);
 }
 
 }  // namespace t2t

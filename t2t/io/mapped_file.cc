@@ -5,9 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ATen/core/Tensor.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "t2t/core/error.h"
 
@@ -21,16 +26,49 @@ struct Span {
   size_t size;
 };
 
+// The pages wholly inside [begin, begin + size): the first and last pages
+// of a span may hold a neighbouring tensor's bytes.
+std::pair<uintptr_t, uintptr_t> inner_pages(const char* begin, size_t size) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(begin);
+  return {(start + page - 1) / page * page, (start + size) / page * page};
+}
+
+void drop_pages(std::pair<uintptr_t, uintptr_t> pages) {
+  if (pages.second > pages.first)
+    madvise(reinterpret_cast<void*>(pages.first), pages.second - pages.first, MADV_DONTNEED);
+}
+
 void release_span(void* context) {
   auto* span = static_cast<Span*>(context);
-  // Only the pages wholly inside the span: its first and last may hold a
-  // neighbouring tensor's bytes. Dropped pages of a private mapping read as
-  // the file again, and this span is no one's any more.
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t first = (reinterpret_cast<uintptr_t>(span->begin) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(span->begin) + span->size) / page * page;
-  if (end > first) madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+  // Dropped pages of a private mapping read as the file again, and this
+  // span is no one's any more.
+  drop_pages(inner_pages(span->begin, span->size));
   delete span;
+}
+
+// Whether no page in [first, end) is a private copy, made by a write
+// (/proc/self/pagemap: bit 63 present, bit 61 a page of the file). False
+// when that cannot be told.
+bool unwritten(std::pair<uintptr_t, uintptr_t> pages) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool clean = true;
+  std::vector<uint64_t> entries(4096);
+  for (uintptr_t p = pages.first; clean && p < pages.second;) {
+    const size_t n = std::min<size_t>(entries.size(), (pages.second - p) / page);
+    const auto bytes = static_cast<ssize_t>(n * sizeof(uint64_t));
+    if (pread(fd, entries.data(), bytes, static_cast<off_t>(p / page * sizeof(uint64_t))) != bytes) {
+      clean = false;
+      break;
+    }
+    for (size_t i = 0; i < n && clean; ++i)
+      clean = !(entries[i] >> 63 & 1) || (entries[i] >> 61 & 1);
+    p += n * page;
+  }
+  ::close(fd);
+  return clean;
 }
 
 }  // namespace
@@ -60,6 +98,16 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
 
 MappedFile::~MappedFile() {
   if (data_) munmap(data_, size_);
+}
+
+bool give_back_pages(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.has_storage()) return false;
+  const auto& storage = tensor.storage();
+  if (storage.data_ptr().get_deleter() != &release_span) return false;
+  const auto pages = inner_pages(static_cast<const char*>(storage.data()), storage.nbytes());
+  if (pages.second <= pages.first || !unwritten(pages)) return false;
+  drop_pages(pages);
+  return true;
 }
 
 c10::DataPtr MappedFile::share(size_t offset, size_t n) {

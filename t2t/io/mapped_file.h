@@ -15,6 +15,10 @@
 #include <memory>
 #include <string>
 
+namespace at {
+class Tensor;
+}
+
 namespace t2t {
 
 class MappedFile : public std::enable_shared_from_this<MappedFile> {
@@ -43,5 +47,13 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   char* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// When `tensor`'s memory is a span of a mapped file (MappedFile::share) and
+// none of it was written since, gives its resident pages back to the
+// kernel, which reads them from the file again when they are next touched;
+// returns whether it did. A weight read once to be laid out anew (packed
+// for a kernel) then costs no memory beside its new copy, and stays usable.
+// Memory written in place is this process's own copy and is left alone.
+bool give_back_pages(const at::Tensor& tensor);
 
 }  // namespace t2t
