@@ -83,6 +83,26 @@ void attend_pair(const float* q, const uint16_t* const* keys, const uint16_t* co
   attend_pair_loops(q, keys, values, n, depth, value_depth, scale, scores, out);
 }
 
+// store_position into a bfloat16 cache: each (row, head)'s `depth` floats
+// rounded to nearest even (NaN to a quiet NaN), as LibTorch converts. One
+// call for the whole step, so that the conversion's loop is vectorized
+// without a call per head.
+T2T_VECTOR_CLONES
+void store_bf16(const float* from, int64_t row_stride, int64_t head_stride, uint16_t* to,
+                int64_t rows, int64_t heads, int64_t capacity, int64_t position, int64_t depth) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* src = from + r * row_stride + h * head_stride;
+      uint16_t* dst = to + ((r * heads + h) * capacity + position) * depth;
+      for (int64_t i = 0; i < depth; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, src + i, sizeof bits);
+        const uint32_t rounded = (bits + 0x7FFFu + (bits >> 16 & 1u)) >> 16;
+        dst[i] = src[i] != src[i] ? uint16_t{0x7FC0} : static_cast<uint16_t>(rounded);
+      }
+    }
+}
+
 template <typename T>
 using AttendPair = void (*)(const float*, const T* const*, const T* const*, int64_t, int64_t,
                             int64_t, float, float*, float*);
@@ -246,6 +266,34 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
         [&](int64_t r, int64_t h, int64_t p) { return vp + slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
         [](int64_t, int64_t) { return true; });
   });
+}
+
+void store_position(const at::Tensor& cache, int64_t position, const at::Tensor& x) {
+  TORCH_CHECK(cache.dim() == 4 && x.dim() == 3 && cache.is_contiguous() &&
+                  (cache.scalar_type() == at::kFloat || cache.scalar_type() == at::kBFloat16) &&
+                  x.scalar_type() == at::kFloat && x.device().is_cpu() && cache.device().is_cpu() &&
+                  x.size(0) <= cache.size(0) && x.size(1) == cache.size(1) &&
+                  x.size(2) == cache.size(3) && position >= 0 && position < cache.size(2),
+              "store_position: x [rows, heads, depth] float32 into a contiguous cache [slots, "
+              "heads, capacity, depth] at a position within capacity; got x ", x.sizes(), " ",
+              x.scalar_type(), ", cache ", cache.sizes(), " ", cache.scalar_type(),
+              ", position ", position);
+  check_last_contiguous(x, "x");
+  const int64_t rows = x.size(0), heads = x.size(1), depth = x.size(2);
+  const int64_t capacity = cache.size(2);
+  const float* from = x.data_ptr<float>();
+  if (cache.scalar_type() == at::kBFloat16) {
+    store_bf16(from, x.stride(0), x.stride(1),
+               reinterpret_cast<uint16_t*>(cache.data_ptr<at::BFloat16>()), rows, heads, capacity,
+               position, depth);
+    return;
+  }
+  float* to = cache.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads; ++h)
+      std::memcpy(to + ((r * heads + h) * capacity + position) * depth,
+                  from + r * x.stride(0) + h * x.stride(1),
+                  static_cast<size_t>(depth) * sizeof(float));
 }
 
 at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,

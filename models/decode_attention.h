@@ -34,6 +34,13 @@ bool decode_attention_supported(const at::Tensor& like);
 at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                         const at::Tensor& slots, int64_t length, double scale);
 
+// Writes x [rows, heads, depth] (float32, last dimension contiguous) at
+// position `position` of slots [0, rows) of a contiguous cache [slots,
+// heads, capacity, depth], float32 or bfloat16 (rounded to nearest even, as
+// LibTorch converts): one step's keys or values, without a general strided
+// copy's set-up.
+void store_position(const at::Tensor& cache, int64_t position, const at::Tensor& x);
+
 // Encoder-decoder attention where `group` consecutive rows share a row of
 // the memory (the beams of one sentence).
 //   q       [rows, heads, depth]

@@ -356,13 +356,15 @@ torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x
   const int64_t rows = x.size(0);
   TORCH_CHECK(rows <= keys.size(0), "self_attention_step: ", rows, " rows for a cache of ",
               keys.size(0), " slots");
-  keys.narrow(0, 0, rows).narrow(2, length, 1).copy_(k);
-  values.narrow(0, 0, rows).narrow(2, length, 1).copy_(v);
   if (slots.defined()) {
+    store_position(keys, length, parts[1].view({rows, num_heads_, -1}));
+    store_position(values, length, parts[2].view({rows, num_heads_, -1}));
     const auto q = parts[0].view({rows, num_heads_, -1});
     return output_->forward(attend_slots(q, keys, values, slots, length + 1, query_scale()))
         .view({rows, 1, -1});
   }
+  keys.narrow(0, 0, rows).narrow(2, length, 1).copy_(k);
+  values.narrow(0, 0, rows).narrow(2, length, 1).copy_(v);
   // Every cached position precedes the query: no mask needed.
   return attend(split_heads(parts[0]), keys.narrow(2, 0, length + 1),
                 values.narrow(2, 0, length + 1), torch::Tensor(), false);

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "models/decode_attention.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
@@ -77,6 +79,29 @@ TEST_CASE("attend_slots equals attention over the gathered history", "[decode_at
   bad[2][0] = num_slots;
   CHECK_THROWS(t2t::attend_slots(q, keys, values, bad, 3, scale));
   }
+}
+
+TEST_CASE("store_position writes a step's keys as a copy into the cache would",
+          "[decode_attention]") {
+  torch::manual_seed(6);
+  const int64_t rows = 5, heads = 3, depth = 16, slots = 7, capacity = 6;
+  // A strided view, as the fused projection hands the keys over.
+  auto x = torch::randn({rows, 4 * heads * depth}).narrow(1, heads * depth, heads * depth)
+               .view({rows, heads, depth});
+  x[1][2][3] = std::numeric_limits<float>::quiet_NaN();
+  x[2][0][0] = 1.00390625f;  // halfway between two bfloat16 values: to the even one
+  for (const auto type : {torch::kFloat, torch::kBFloat16}) {
+    INFO(type);
+    const auto cache = torch::randn({slots, heads, capacity, depth}).to(type);
+    auto want = cache.clone();
+    want.narrow(0, 0, rows).narrow(2, 4, 1).copy_(x.unsqueeze(2));
+    t2t::store_position(cache, 4, x);
+    CHECK(torch::equal(cache.isnan(), want.isnan()));
+    CHECK(torch::equal(cache.nan_to_num(), want.nan_to_num()));
+  }
+  const auto cache = torch::zeros({slots, heads, capacity, depth});
+  CHECK_THROWS_WITH(t2t::store_position(cache, capacity, x), Catch::Contains("position"));
+  CHECK_THROWS(t2t::store_position(cache.transpose(1, 2), 0, x));
 }
 
 TEST_CASE("attend_memory equals masked attention with shared memory rows", "[decode_attention]") {
