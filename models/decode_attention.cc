@@ -127,6 +127,18 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
     int64_t value_depth, float scale, float* scores, float* out) {
   if (n == 0) return;
+  // Every position's key and value asked for at once: a row's history is
+  // scattered over the caches and mostly out of the core's caches, and the
+  // loops below would otherwise wait on each in turn (half this kernel's
+  // time on base, in the loads).
+  const int64_t key_bytes = depth * static_cast<int64_t>(sizeof(T));
+  const int64_t value_bytes = value_depth * static_cast<int64_t>(sizeof(T));
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t b = 0; b < key_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(keys[p]) + b, _MM_HINT_T0);
+    for (int64_t b = 0; b < value_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
+  }
   float best = -std::numeric_limits<float>::infinity();
   for (int64_t p = 0; p < n; ++p) {
     const T* k = keys[p];
