@@ -146,7 +146,7 @@ int decode(const cxxopts::ParseResult& flags) {
                                        options.search.alpha,
                                        sampling_summary(options.search.sampling))
                          : std::string(", scoring --score_file");
-  spdlog::info("problem {}, model {} from {} (step {}, loaded in {:.2f} s), device {}{}, "
+  spdlog::info("problem {}, model {} from {} (step {}, loaded in {:.3f} s), device {}{}, "
                "batch_size {}{}", problem_name, model_name, loaded.checkpoint, loaded.step,
                load_clock.seconds(), device,
                loaded.int8_checkpoint ? ", int8 weights"
