@@ -183,7 +183,7 @@ def summarize(results_path, outputs, n, args):
             ratio = (lambda best, s: f"{best / s:.2f}×") if side == "t2t" else (lambda b, s: "")
             print(f"| {side} | {precision} | {split or 'parallel batches'} "
                   f"| {median(side, precision, split, 'startup_s'):.2f} "
-                  f"| {median(side, precision, split, 'load_s'):.2f} | {n / cold:.0f} "
+                  f"| {median(side, precision, split, 'load_s'):.3f} | {n / cold:.0f} "
                   f"| {ratio(best_cold, cold)} | {n / warm:.0f} | {ratio(best_warm, warm)} "
                   f"| {median(side, precision, split, 'peak_rss_mib'):.0f} "
                   f"| {same((side, precision, split))}/{n} |")
