@@ -190,12 +190,6 @@ void check_cache_types(const at::Tensor& q, const at::Tensor& keys, const at::Te
               q.scalar_type(), ", ", keys.scalar_type(), ", ", values.scalar_type());
 }
 
-// Calls run(T{}) with T the keys' element type.
-template <typename Run>
-at::Tensor by_cache_type(const at::Tensor& keys, Run run) {
-  return keys.scalar_type() == at::kBFloat16 ? run(uint16_t{}) : run(float{});
-}
-
 void check_last_contiguous(const at::Tensor& t, const char* name) {
   TORCH_CHECK(t.stride(-1) == 1 || t.size(-1) == 1, "decode attention: ", name,
               " needs a contiguous last dimension, got strides ", t.strides());
@@ -236,6 +230,24 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
   return out;
 }
 
+// attend() over keys and values of either type: key_offset(row, head, p)
+// and value_offset(row, head, p) are the vectors' offsets in elements.
+template <typename KeyOffset, typename ValueOffset, typename Visible>
+at::Tensor attend_cache(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                        int64_t positions, double scale, KeyOffset key_offset,
+                        ValueOffset value_offset, Visible visible) {
+  auto run = [&](auto type) {
+    using T = decltype(type);
+    const T* kp = elements<T>(keys);
+    const T* vp = elements<T>(values);
+    return attend<T>(
+        q, positions, values.size(3), scale,
+        [&](int64_t r, int64_t h, int64_t p) { return kp + key_offset(r, h, p); },
+        [&](int64_t r, int64_t h, int64_t p) { return vp + value_offset(r, h, p); }, visible);
+  };
+  return keys.scalar_type() == at::kBFloat16 ? run(uint16_t{}) : run(float{});
+}
+
 }  // namespace
 
 bool decode_attention_supported(const at::Tensor& like) {
@@ -268,16 +280,11 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
                   p, " is not one of the ", num_slots, " slots");
     }
   auto slot = [&](int64_t r, int64_t p) { return table[r * table_row + p]; };
-  return by_cache_type(keys, [&](auto type) {
-    using T = decltype(type);
-    const T* kp = elements<T>(keys);
-    const T* vp = elements<T>(values);
-    return attend<T>(
-        q, length, values.size(3), scale,
-        [&](int64_t r, int64_t h, int64_t p) { return kp + slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
-        [&](int64_t r, int64_t h, int64_t p) { return vp + slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
-        [](int64_t, int64_t) { return true; });
-  });
+  return attend_cache(
+      q, keys, values, length, scale,
+      [&](int64_t r, int64_t h, int64_t p) { return slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
+      [&](int64_t r, int64_t h, int64_t p) { return slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
+      [](int64_t, int64_t) { return true; });
 }
 
 void store_position(const at::Tensor& cache, int64_t position, const at::Tensor& x) {
@@ -326,16 +333,11 @@ at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::
   const bool* kept = keep.data_ptr<bool>();
   const int64_t length = keys.size(2);
   const auto ks = keys.strides(), vs = values.strides();
-  return by_cache_type(keys, [&](auto type) {
-    using T = decltype(type);
-    const T* kp = elements<T>(keys);
-    const T* vp = elements<T>(values);
-    return attend<T>(
-        q, length, values.size(3), scale,
-        [&](int64_t r, int64_t h, int64_t p) { return kp + (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
-        [&](int64_t r, int64_t h, int64_t p) { return vp + (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
-        [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
-  });
+  return attend_cache(
+      q, keys, values, length, scale,
+      [&](int64_t r, int64_t h, int64_t p) { return (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
+      [&](int64_t r, int64_t h, int64_t p) { return (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
+      [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
 }
 
 }  // namespace t2t

@@ -58,6 +58,8 @@ struct TransformerDecoderState : DecoderState {
 // the result has room for `capacity` positions.
 torch::Tensor gather_slots(const torch::Tensor& cache, const torch::Tensor& slots, int64_t length,
                            int64_t capacity) {
+  TORCH_CHECK(cache.device().is_cpu() && slots.device().is_cpu(),
+              "gather_slots: slot-table caches are the CPU decoder's");
   const int64_t rows = slots.size(0), heads = cache.size(1), depth = cache.size(3);
   auto out = torch::empty({rows, heads, capacity, depth}, cache.options());
   if (length == 0) return out;
