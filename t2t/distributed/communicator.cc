@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +133,9 @@ class Work final : public CollectiveWork {
   std::shared_ptr<const Peers> peers_;
 };
 
+// The count of workers done with the store, under a run's keys.
+constexpr const char* kLeftKey = "left";
+
 class C10dCommunicator final : public Communicator {
  public:
   C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, std::string name,
@@ -142,6 +146,21 @@ class C10dCommunicator final : public Communicator {
         device_(device),
         store_(std::move(store)),
         peers_(std::move(peers)) {}
+
+  void leave() override {
+    try {
+      if (rank() != 0) {
+        store_->add(kLeftKey, 1);
+        return;
+      }
+      const auto deadline = Clock::now() + std::min<std::chrono::milliseconds>(
+                                               peers_->timeout, std::chrono::seconds(10));
+      while (store_->add(kLeftKey, 0) < size() - 1 && Clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    } catch (const std::exception&) {
+      // The store is gone already: nothing to wait for.
+    }
+  }
 
   int rank() const override { return backend_->getRank(); }
   int size() const override { return backend_->getSize(); }

@@ -83,6 +83,14 @@ class Communicator {
   // they return once it is done, and throw t2t::Error when it failed or
   // gave no sign of life within the collective timeout.
   virtual void chief_alone(const std::string& what, const std::function<void()>& work) = 0;
+
+  // At a run's normal end, every worker: says it is done with the group.
+  // Rank 0's process hosts the store, which ends with it, while the others
+  // may still be reading the chief's last word from it (that the final
+  // checkpoint is written): the chief waits until they have all said so,
+  // 10 seconds at most (a worker that died cannot, and its failure is the
+  // launcher's to report).
+  virtual void leave() = 0;
 };
 
 }  // namespace t2t

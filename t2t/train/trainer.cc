@@ -181,9 +181,10 @@ class TrainingRun {
         else if (chief_)
           spdlog::info("no checkpoint at step {}: nothing to keep in best/", step_);
       }
-      return;
+    } else {
+      train();
     }
-    train();
+    if (communicator_) communicator_->leave();
   }
 
  private:
