@@ -48,8 +48,9 @@ void release_span(void* context) {
 }
 
 // Whether no page in [first, end) is a private copy, made by a write
-// (/proc/self/pagemap: bit 63 present, bit 61 a page of the file). False
-// when that cannot be told.
+// (/proc/self/pagemap: bit 63 present, bit 62 swapped out, bit 61 a page
+// of the file; a written page is present or swapped, and not the file's).
+// False when that cannot be told.
 bool unwritten(std::pair<uintptr_t, uintptr_t> pages) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -63,8 +64,10 @@ bool unwritten(std::pair<uintptr_t, uintptr_t> pages) {
       clean = false;
       break;
     }
-    for (size_t i = 0; i < n && clean; ++i)
-      clean = !(entries[i] >> 63 & 1) || (entries[i] >> 61 & 1);
+    for (size_t i = 0; i < n && clean; ++i) {
+      const uint64_t e = entries[i];
+      clean = (e >> 61 & 1) || !((e >> 63 & 1) || (e >> 62 & 1));
+    }
     p += n * page;
   }
   ::close(fd);
