@@ -96,9 +96,14 @@ std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& w
   packed->in_ = weight.size(1);
   if (cpu_features().avx512f) {
     // [out, in] -> [panels, in, 32], the last panel's missing columns zero.
+    // Widths of whole panels (a Transformer's, as a rule) are laid out
+    // straight from the weight, without a zero-padded copy of it first.
     const int64_t panels = (packed->out_ + kPanel - 1) / kPanel;
-    auto padded = at::zeros({panels * kPanel, packed->in_}, weight.options());
-    padded.narrow(0, 0, packed->out_).copy_(weight);
+    at::Tensor padded = weight.contiguous();
+    if (packed->out_ % kPanel != 0) {
+      padded = at::zeros({panels * kPanel, packed->in_}, weight.options());
+      padded.narrow(0, 0, packed->out_).copy_(weight);
+    }
     packed->panels_ = padded.view({panels, kPanel, packed->in_}).transpose(1, 2).contiguous();
   } else {
     packed->onednn_ = OnednnWeight::pack(weight);

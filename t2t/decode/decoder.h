@@ -96,8 +96,9 @@ class Decoder {
   // up to 8, then an eighth apart), three steps each at two source lengths,
   // and discards them: what a fresh process makes on first use (memory,
   // and oneDNN's or FBGEMM's kernels, one per row count, where they run) is
-  // then ready before the first real request. For servers, which should answer their first requests as fast
-  // as the later ones. Returns the seconds it took.
+  // then ready before the first real request. For servers, which should
+  // answer their first requests as fast as the later ones. Returns the
+  // seconds it took.
   double warm_up();
 
   // A target as score() takes it: surrounding whitespace stripped, invalid
