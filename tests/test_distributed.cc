@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -224,6 +226,44 @@ TEST_CASE("the others wait for the chief's work beyond the collective timeout, a
   CHECK(fs::exists(dir / "done1"));
 }
 
+// Run only by the test below: rank 1 leaves after 50 steps; rank 0 goes
+// on and writes down what it was told.
+TEST_CASE("peer lost worker", "[.][peer_lost_worker]") {
+  const char* out = std::getenv("T2T_TEST_DISTRIBUTED_DIR");
+  REQUIRE(out);
+  auto env = t2t::worker_env_from_environment();
+  REQUIRE(env.has_value());
+  t2t::CommunicatorTimeouts timeouts;
+  timeouts.collective = std::chrono::seconds(20);
+  auto comm = t2t::Communicator::connect(*env, torch::Device(torch::kCPU), timeouts);
+  // A step's gradient buckets: several collectives in flight at once.
+  std::vector<at::Tensor> buckets;
+  for (int b = 0; b < 8; ++b) buckets.push_back(torch::ones({64 << b}));
+  const auto step = [&] {
+    std::vector<std::unique_ptr<t2t::CollectiveWork>> works;
+    for (auto& b : buckets) works.push_back(comm->all_reduce_sum_async(b));
+    for (auto& w : works) w->wait();
+  };
+  if (env->rank == 1) {
+    for (int i = 0; i < 50; ++i) step();
+    // Gone mid-step, with rank 0's data unread: its connections reset.
+    std::vector<std::unique_ptr<t2t::CollectiveWork>> works;
+    for (auto& b : buckets) works.push_back(comm->all_reduce_sum_async(b));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::_Exit(0);
+  }
+  std::string said = "no error in 10000 steps";
+  try {
+    for (int i = 0; i < 10000; ++i) step();
+  } catch (const t2t::Error& e) {
+    said = e.what();
+  }
+  struct sigaction pipe {};
+  ::sigaction(SIGPIPE, nullptr, &pipe);
+  std::ofstream(std::string(out) + "/said0")
+      << (pipe.sa_handler == SIG_IGN ? "SIGPIPE ignored; " : "SIGPIPE not ignored; ") << said;
+}
+
 TEST_CASE("a failing worker stops the launch with its exit status", "[distributed]") {
   // Rank 1 exits with status 3 at once; rank 0 would wait for it at the
   // rendezvous for minutes, so the launcher must stop it.
@@ -238,6 +278,25 @@ TEST_CASE("a failing worker stops the launch with its exit status", "[distribute
   CHECK(status == 3);
   CHECK(timer.seconds() < 60);
   CHECK_FALSE(fs::exists(dir / "rank0.pt"));
+}
+
+TEST_CASE("a worker whose peer is gone mid-collective is told which one, instead of dying of "
+          "SIGPIPE",
+          "[distributed]") {
+  // Gloo writes with writev, which raises SIGPIPE on a connection the peer
+  // closed: unless ignored, it ends the worker without a word.
+  TempDir dir("peer_lost");
+  ::setenv("T2T_TEST_DISTRIBUTED_DIR", dir.path.c_str(), 1);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int status = t2t::run_local_workers({"/proc/self/exe", "[peer_lost_worker]"}, 2);
+    CHECK(status == 0);
+    std::ifstream in(dir / "said0");
+    const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_THAT(said, Catch::StartsWith("SIGPIPE ignored; "));
+    CHECK_THAT(said, Catch::Contains("worker 0 of 2: a collective operation failed: worker 1 ("));
+    fs::remove(dir / "said0");
+  }
+  ::unsetenv("T2T_TEST_DISTRIBUTED_DIR");
 }
 
 TEST_CASE("t2t-trainer --worker_gpu=2 trains with two processes and resumes", "[distributed][e2e]") {

@@ -323,6 +323,7 @@ int run(int argc, char** argv, cxxopts::Options& options,
   stored_command_line().assign(argv, argv + argc);
   try {
     ensure_runtime_environment(argc, argv);
+    quiet_library_backtraces();
     prepare_cuda();
     add_refused_flags(options);
     cxxopts::ParseResult flags;

@@ -24,6 +24,14 @@ void ensure_runtime_environment(int argc, char** argv) {
   ::execv(self_executable().c_str(), argv);
 }
 
+void quiet_library_backtraces() {
+  const char* show = std::getenv("TORCH_SHOW_CPP_STACKTRACES");
+  if (show != nullptr && std::string(show) == "1") return;
+  static const c10::Backtrace none =
+      std::make_shared<c10::PrecomputedLazyValue<std::string>>(std::string());
+  c10::SetStackTraceFetcher([]() -> c10::Backtrace { return none; });
+}
+
 std::string self_executable() {
   char path[4096];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);

@@ -15,6 +15,12 @@ namespace t2t {
 // the program so that the setting takes effect; otherwise it returns.
 void ensure_runtime_environment(int argc, char** argv);
 
+// LibTorch's errors carry a C++ backtrace, and some of its warnings print
+// one (c10d's store, when a peer's connection closes): dozens of lines of
+// library frames that bury the message itself. This turns the capture off
+// for the whole process, unless TORCH_SHOW_CPP_STACKTRACES=1 asks for it.
+void quiet_library_backtraces();
+
 // The running binary's own path (from /proc/self/exe), for executing it
 // again: exec'ed by this name, a process keeps its name ("t2t-trainer"),
 // which pgrep, pkill, top and process exporters look for, where exec'ing

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +323,12 @@ std::optional<WorkerEnv> worker_env_from_environment() {
 
 std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const c10::Device& device,
                                                     const CommunicatorTimeouts& timeouts) {
+  // Gloo writes to its peers with writev, which raises SIGPIPE on a
+  // connection the peer has reset; its default action ends this worker
+  // without a word (a Python worker never sees it: Python ignores SIGPIPE
+  // at start). Ignored, the write fails with EPIPE, and the collective's
+  // error names the worker that went.
+  ::signal(SIGPIPE, SIG_IGN);
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(env.master_port);
   store_options.isServer = env.rank == 0;
