@@ -8,6 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +49,17 @@ int64_t resident_kib(const std::string& path) {
     }
   }
   return total;
+}
+
+// The path of the mapped file whose name holds `name` (/proc/self/maps).
+std::string mapped_path(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos && line.find(name, slash) != std::string::npos)
+      return line.substr(slash);
+  }
+  return "";
 }
 
 std::string file_bytes(const std::string& path) {
@@ -192,4 +207,47 @@ TEST_CASE("a mapped tensor's pages are given back while it stays readable, unles
   CHECK(big.sum().item<double>() == written);
   CHECK_FALSE(t2t::give_back_pages(torch::ones({1 << 20})));  // not in a file
   CHECK_FALSE(t2t::give_back_pages(torch::Tensor()));
+}
+
+TEST_CASE("the libraries' unwritten pages are given back; pages written before a mapping became "
+          "read-only stay",
+          "[checkpoint]") {
+  // A read-only private mapping with one page written before it became
+  // read-only, as the loader leaves a library's relocated constants, and
+  // one page only read.
+  TempDir dir("library_pages");
+  const std::string path = dir / "lib.bin";
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::ofstream(path, std::ios::binary) << std::string(2 * page, 'f');
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  auto* bytes = static_cast<char*>(
+      ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+  ::close(fd);
+  REQUIRE(bytes != MAP_FAILED);
+  bytes[0] = 'w';
+  volatile char read = bytes[page];
+  (void)read;
+  REQUIRE(::mprotect(bytes, 2 * page, PROT_READ) == 0);
+  CHECK(resident_kib(path) == static_cast<int64_t>(2 * page / 1024));
+
+  // LibTorch's start-up left code of its own resident.
+  const std::string torch_library = mapped_path("libtorch_cpu.so");
+  REQUIRE_FALSE(torch_library.empty());
+  const int64_t torch_code = resident_kib(torch_library);
+  CHECK(torch_code > 4096);
+  const size_t given = t2t::give_back_library_pages();
+  CHECK(given > 4096u * 1024u);
+  CHECK(resident_kib(torch_library) < torch_code / 2);
+
+  // The written page keeps what was written; the other left, and reads as
+  // the file.
+  CHECK(resident_kib(path) == static_cast<int64_t>(page / 1024));
+  CHECK(bytes[0] == 'w');
+  CHECK(bytes[page] == 'f');
+  ::munmap(bytes, 2 * page);
+
+  // And LibTorch runs on, its code read again as it is used.
+  const auto a = torch::arange(12, torch::kFloat).reshape({3, 4});
+  CHECK(torch::matmul(a, a.t()).sum().item<float>() == 1134.0f);
 }

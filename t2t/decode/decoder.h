@@ -166,8 +166,11 @@ void check_quantize_mode(const std::string& mode, const torch::Device& device);
 // check_quantize_mode() accepted (a model loaded from an int8 checkpoint,
 // int8_checkpoint.h, stays int8 under "none" and "int8", and refuses
 // "bf16"), then lays the float CPU weights out for their kernels
-// (T2TModel::pack_for_inference). Throws t2t::Error naming the flag when
-// the model (or this LibTorch) cannot.
+// (T2TModel::pack_for_inference), and gives back the memory decoding will
+// not read: the pages of the weights so packed, and (on a thread of idle
+// priority) those of the libraries' code that only start-up ran
+// (mapped_file.h). Throws t2t::Error naming the flag when the model (or
+// this LibTorch) cannot.
 void prepare_for_decoding(T2TModel& model, const std::string& quantize);
 
 }  // namespace t2t

@@ -11,6 +11,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,31 +50,41 @@ void release_span(void* context) {
   delete span;
 }
 
-// Whether no page in [first, end) is a private copy, made by a write
-// (/proc/self/pagemap: bit 63 present, bit 62 swapped out, bit 61 a page
-// of the file; a written page is present or swapped, and not the file's).
-// False when that cannot be told.
-bool unwritten(std::pair<uintptr_t, uintptr_t> pages) {
+// /proc/self/pagemap's entry of a page: bit 63 present, bit 62 swapped
+// out, bit 61 a page of the file (a page written in a private mapping is
+// present or swapped, and not the file's).
+bool resident_file_page(uint64_t e) { return (e >> 63 & 1) && (e >> 61 & 1); }
+bool written_page(uint64_t e) { return !(e >> 61 & 1) && ((e >> 63 & 1) || (e >> 62 & 1)); }
+
+// Calls visit(page address, entry) for each page in [first, end), in order;
+// false when /proc/self/pagemap cannot be read.
+template <typename Visit>
+bool for_each_page(std::pair<uintptr_t, uintptr_t> pages, Visit&& visit) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  bool clean = true;
+  bool ok = true;
   std::vector<uint64_t> entries(4096);
-  for (uintptr_t p = pages.first; clean && p < pages.second;) {
+  for (uintptr_t p = pages.first; p < pages.second;) {
     const size_t n = std::min<size_t>(entries.size(), (pages.second - p) / page);
     const auto bytes = static_cast<ssize_t>(n * sizeof(uint64_t));
     if (pread(fd, entries.data(), bytes, static_cast<off_t>(p / page * sizeof(uint64_t))) != bytes) {
-      clean = false;
+      ok = false;
       break;
     }
-    for (size_t i = 0; i < n && clean; ++i) {
-      const uint64_t e = entries[i];
-      clean = (e >> 61 & 1) || !((e >> 63 & 1) || (e >> 62 & 1));
-    }
+    for (size_t i = 0; i < n; ++i) visit(p + i * page, entries[i]);
     p += n * page;
   }
   ::close(fd);
-  return clean;
+  return ok;
+}
+
+// Whether no page in [first, end) is a private copy, made by a write. False
+// when that cannot be told.
+bool unwritten(std::pair<uintptr_t, uintptr_t> pages) {
+  bool clean = true;
+  return for_each_page(pages, [&](uintptr_t, uint64_t e) { clean = clean && !written_page(e); }) &&
+         clean;
 }
 
 }  // namespace
@@ -111,6 +124,50 @@ bool give_back_pages(const at::Tensor& tensor) {
   if (pages.second <= pages.first || !unwritten(pages)) return false;
   drop_pages(pages);
   return true;
+}
+
+size_t give_back_library_pages() {
+  std::ifstream maps("/proc/self/maps");
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  size_t given = 0;
+  std::string line;
+  while (std::getline(maps, line)) {
+    // "start-end perms offset dev inode path"
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, path;
+    uint64_t inode = 0;
+    if (!(fields >> range >> perms >> offset >> dev >> inode >> path)) continue;
+    if (inode == 0 || path.empty() || path[0] != '/' || perms.size() < 4 || perms[1] == 'w' ||
+        perms[3] != 'p')
+      continue;
+    const size_t dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    const auto first = static_cast<uintptr_t>(std::stoull(range.substr(0, dash), nullptr, 16));
+    const auto end = static_cast<uintptr_t>(std::stoull(range.substr(dash + 1), nullptr, 16));
+    // Runs of pages not written, each given back in one call: a page not
+    // resident costs the call nothing, and fewer calls interrupt the other
+    // threads (each flushes their TLBs) fewer times. A run ends before the
+    // first page not seen, should the reading stop.
+    uintptr_t run = 0, seen_end = first;
+    size_t resident = 0;
+    const auto flush = [&](uintptr_t at) {
+      if (run != 0 && at > run) drop_pages({run, at});
+      run = 0;
+    };
+    for_each_page({first, end}, [&](uintptr_t p, uint64_t e) {
+      if (written_page(e)) {
+        flush(p);
+      } else if (run == 0) {
+        run = p;
+      }
+      resident += resident_file_page(e);
+      seen_end = p + page;
+    });
+    if (resident == 0) continue;  // nothing to give back
+    flush(seen_end);
+    given += resident * page;
+  }
+  return given;
 }
 
 c10::DataPtr MappedFile::share(size_t offset, size_t n) {
