@@ -13,6 +13,7 @@
 
 #include "models/transformer.h"
 #include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
@@ -124,6 +125,44 @@ TEST_CASE("fp32 training steps on CUDA end where the CPU's do", "[cuda]") {
     CHECK(b.grad_norm == Approx(a.grad_norm).epsilon(1e-3));
   }
   check_same_parameters(*cpu, *gpu, 1e-3, 1e-4);
+}
+
+TEST_CASE("steps captured in CUDA graphs end where the uncaptured static steps do, and the "
+          "CPU's",
+          "[cuda]") {
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
+  const t2t::HParams hp = tiny_hparams();
+  // Two shapes (widths 7 and 12), each met four times: run, captured, replayed twice.
+  const std::vector<t2t::Batch> batches = {random_batch(2, 4, 5, 6), random_batch(3, 4, 12, 9)};
+  auto cpu = tiny_model(torch::kCPU), gpu = tiny_model(kCuda);
+  auto cpu_opt = t2t::make_optimizer(*cpu, hp);
+  auto gpu_opt = t2t::make_optimizer(*gpu, hp);
+  t2t::TrainStep cpu_step(*cpu, *cpu_opt, hp, torch::kCPU, "none");
+  t2t::TrainStep gpu_step(*gpu, *gpu_opt, hp, kCuda, "none");
+  const auto scheme = t2t::batching_scheme(64, 64);
+  cpu_step.use_static_shapes(scheme, false);
+  {
+    t2t::UseSideStream side(kCuda);
+    gpu_step.use_static_shapes(scheme, true);
+    for (int i = 0; i < 8; ++i) {
+      const auto& b = batches[i % 2];
+      const auto want = cpu_step.run({b}, 1e-3);
+      const auto got = gpu_step.run({b}, 1e-3);
+      INFO("step " << i);
+      REQUIRE(got.applied);
+      CHECK(got.tokens == want.tokens);
+      CHECK(got.loss_sum == Approx(want.loss_sum).epsilon(1e-4));
+      CHECK(got.grad_norm == Approx(want.grad_norm).epsilon(1e-3));
+    }
+    CHECK(gpu_step.captured_graphs() == 2);
+    gpu_step.stats().snapshot();
+    CHECK(gpu_step.stats().take().steps == 8);
+  }
+  check_same_parameters(*cpu, *gpu, 1e-3, 1e-4);
+  // The host's step counts (what a checkpoint keeps) counted every replay.
+  const auto& state = static_cast<torch::optim::AdamParamState&>(
+      *gpu_opt->state().at(gpu->parameters()[0].unsafeGetTensorImpl()));
+  CHECK(state.step() == 8);
 }
 
 TEST_CASE("bf16 and fp16 autocast train on CUDA and lower the loss", "[cuda]") {
@@ -260,9 +299,10 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
   const std::string data = dir / "data";
   REQUIRE(run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data).exit_code ==
           0);
-  for (const std::string mode : {"none", "bf16", "fp16"}) {
+  for (const std::string mode : {"none", "bf16", "fp16", "bf16 --cuda_graphs"}) {
     INFO("--mixed_precision=" << mode);
-    const std::string out = dir / ("run_" + mode);
+    const bool graphs = mode.find("graphs") != std::string::npos;
+    const std::string out = dir / ("run_" + mode.substr(0, 4) + (graphs ? "_graphs" : ""));
     auto train = run_command(
         "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
         "--hparams_set=transformer_tiny --hparams='batch_size=2048' --data_dir=" + data +
@@ -271,6 +311,7 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
     INFO(train.output);
     REQUIRE(train.exit_code == 0);
     CHECK(train.output.find("device cuda:0") != std::string::npos);
+    if (graphs) CHECK_THAT(train.output, !Catch::Contains("CUDA graphs: 0 captured"));
   }
   // More workers than GPUs: a clear refusal before any worker starts.
   const int too_many = t2t::cuda_device_count() + 1;

@@ -157,3 +157,86 @@ TEST_CASE("a non-finite step is skipped without reading the device, and training
   CHECK(r.nonfinite_run == 0);
   CHECK(r.tokens == 2 * static_cast<double>(batch.target_tokens));
 }
+
+TEST_CASE("FusedAdam's graph form, its learning rate corrected on the host and read on the "
+          "device, is the same update as its step, skips included",
+          "[train]") {
+  torch::manual_seed(4);
+  const auto options = torch::optim::AdamOptions(0.1).betas({0.9, 0.997}).eps(1e-2);
+  std::vector<torch::Tensor> a{torch::randn({4, 3}).requires_grad_(), torch::randn({5}).requires_grad_()};
+  std::vector<torch::Tensor> b = copies(a);
+  for (auto& p : b) p.requires_grad_();
+  t2t::FusedAdam plain(a, options), graph_form(b, options);
+  const auto lr_t = torch::zeros({});
+  for (int step = 0; step < 5; ++step) {
+    const bool skip = step == 2;
+    for (size_t i = 0; i < a.size(); ++i) {
+      // A large epsilon, where it sits (before or after the correction) shows.
+      const auto g = torch::randn_like(a[i]) * 1e-2;
+      a[i].mutable_grad() = g.clone();
+      b[i].mutable_grad() = g.clone();
+    }
+    const auto found_inf = torch::full({}, skip ? 1.0f : 0.0f);
+    plain.step_unless(found_inf);
+    lr_t.fill_(graph_form.corrected_lr(0.1));
+    graph_form.queue_corrected_update(lr_t, found_inf);
+    graph_form.count_step();
+    for (size_t i = 0; i < a.size(); ++i) {
+      INFO("step " << step << ", tensor " << i);
+      CHECK(torch::allclose(a[i], b[i], 1e-5, 1e-7));
+    }
+  }
+  // The step counts checkpoints keep advance alike, skipped steps included.
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto& sa = static_cast<torch::optim::AdamParamState&>(*plain.state().at(a[i].unsafeGetTensorImpl()));
+    const auto& sb =
+        static_cast<torch::optim::AdamParamState&>(*graph_form.state().at(b[i].unsafeGetTensorImpl()));
+    CHECK(sa.step() == 5);
+    CHECK(sb.step() == 5);
+    CHECK(torch::allclose(sa.exp_avg_sq(), sb.exp_avg_sq(), 1e-5, 1e-12));
+  }
+  // lr_t is TensorFlow's: lr * sqrt(1 - beta2^t) / (1 - beta1^t), t the next step.
+  CHECK(graph_form.corrected_lr(0.1) ==
+        Approx(0.1 * std::sqrt(1 - std::pow(0.997, 6)) / (1 - std::pow(0.9, 6))));
+}
+
+TEST_CASE("a step at static shapes, its batch padded to its length bucket and every position "
+          "scored, trains as the usual step",
+          "[train]") {
+  const t2t::HParams hp = tiny_hparams();
+  const auto make = [&] {
+    torch::manual_seed(9);
+    return t2t::model_registry().get("transformer")(hp, t2t::FeatureInfo{kVocab, kVocab, true});
+  };
+  auto usual_model = make();
+  auto static_model = make();
+  auto usual_opt = t2t::make_optimizer(*usual_model, hp);
+  auto static_opt = t2t::make_optimizer(*static_model, hp);
+  t2t::TrainStep usual(*usual_model, *usual_opt, hp, torch::kCPU, "none");
+  t2t::TrainStep fixed(*static_model, *static_opt, hp, torch::kCPU, "none");
+  // Buckets of 8, 9, 10, ... tokens: batches 5 and 6 long share one shape.
+  fixed.use_static_shapes(t2t::batching_scheme(64, 64), /*graphs=*/false);
+  CHECK_THROWS_WITH(fixed.use_static_shapes(t2t::batching_scheme(64, 64), /*graphs=*/true),
+                    Catch::Contains("CUDA graphs need a CUDA device"));
+  const std::vector<t2t::Batch> batches{t2t::test::random_batch(1, kVocab, 3, 5, 4),
+                                        t2t::test::random_batch(2, kVocab, 3, 4, 6),
+                                        t2t::test::random_batch(3, kVocab, 3, 12, 11),
+                                        t2t::test::random_batch(4, kVocab, 3, 6, 5)};
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const t2t::StepResult u = usual.run({batches[i]}, 1e-2);
+    const t2t::StepResult s = fixed.run({batches[i]}, 1e-2);
+    INFO("step " << i);
+    CHECK(s.applied);
+    CHECK(s.tokens == u.tokens);
+    CHECK(s.input_tokens == u.input_tokens);
+    CHECK(s.loss_sum == Approx(u.loss_sum).epsilon(1e-5));
+    CHECK(s.grad_norm == Approx(u.grad_norm).epsilon(1e-4));
+    const auto pu = usual_model->parameters(), ps = static_model->parameters();
+    for (size_t k = 0; k < pu.size(); ++k) CHECK(torch::allclose(pu[k], ps[k], 1e-4, 1e-6));
+  }
+  // Widths 5 and 6 (bucket [0, 8)) share a shape; 12 has its own.
+  CHECK(fixed.static_shapes() == 2);
+  CHECK(fixed.captured_graphs() == 0);
+  fixed.stats().snapshot();
+  CHECK(fixed.stats().take().steps == 4);
+}

@@ -89,4 +89,73 @@ void FusedAdam::fused_step(const std::optional<at::Tensor>& found_inf) {
   }
 }
 
+int64_t FusedAdam::steps_done() const {
+  int64_t done = 0;
+  for (const auto& group : param_groups())
+    for (const auto& p : group.params()) {
+      auto it = state_.find(p.unsafeGetTensorImpl());
+      if (it != state_.end())
+        done = std::max(done, static_cast<torch::optim::AdamParamState&>(*it->second).step());
+    }
+  return done;
+}
+
+double FusedAdam::corrected_lr(double lr) const {
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(defaults());
+  const double t = static_cast<double>(steps_done() + 1);
+  return lr * std::sqrt(1.0 - std::pow(std::get<1>(options.betas()), t)) /
+         (1.0 - std::pow(std::get<0>(options.betas()), t));
+}
+
+void FusedAdam::queue_corrected_update(const at::Tensor& lr_t, const at::Tensor& found_inf) {
+  torch::NoGradGuard no_grad;
+  for (auto& group : param_groups()) {
+    const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
+    if (options.amsgrad()) throw Error("FusedAdam::queue_corrected_update: amsgrad is not supported");
+    std::vector<torch::Tensor> p, g, m, v, steps;
+    for (auto& param : group.params()) {
+      if (!param.grad().defined()) continue;
+      auto& slot = state_[param.unsafeGetTensorImpl()];
+      if (!slot) {
+        auto fresh = std::make_unique<torch::optim::AdamParamState>();
+        fresh->exp_avg(torch::zeros_like(param, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(param, torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& state = static_cast<torch::optim::AdamParamState&>(*slot);
+      if (param.device() != lr_t.device())
+        throw Error("FusedAdam::queue_corrected_update: the learning rate is on " +
+                    lr_t.device().str() + ", a parameter on " + param.device().str());
+      auto it = std::find_if(uncorrected_.begin(), uncorrected_.end(),
+                             [&](const at::Tensor& t) { return t.device() == param.device(); });
+      if (it == uncorrected_.end())
+        it = uncorrected_.insert(uncorrected_.end(),
+                                 torch::full({}, 1e30, torch::TensorOptions()
+                                                           .dtype(torch::kFloat)
+                                                           .device(param.device())));
+      p.push_back(param);
+      g.push_back(param.grad());
+      m.push_back(state.exp_avg());
+      v.push_back(state.exp_avg_sq());
+      steps.push_back(*it);
+    }
+    if (p.empty()) continue;
+    at::_fused_adam_(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr_t,
+                     std::get<0>(options.betas()), std::get<1>(options.betas()),
+                     options.weight_decay(), options.eps(), /*amsgrad=*/false, /*maximize=*/false,
+                     /*grad_scale=*/std::nullopt, found_inf.to(lr_t.device(), at::kFloat));
+  }
+}
+
+void FusedAdam::count_step() {
+  for (auto& group : param_groups())
+    for (auto& param : group.params()) {
+      if (!param.grad().defined()) continue;
+      auto it = state_.find(param.unsafeGetTensorImpl());
+      if (it == state_.end()) continue;
+      auto& state = static_cast<torch::optim::AdamParamState&>(*it->second);
+      state.step(state.step() + 1);
+    }
+}
+
 }  // namespace t2t

@@ -29,8 +29,30 @@ class FusedAdam : public torch::optim::Adam {
   // either way (as T2T's global step does), so the host knows it.
   void step_unless(const at::Tensor& found_inf);
 
+  // The same update in a form a CUDA graph can capture: nothing in it
+  // depends on a host value that changes from step to step. TensorFlow's
+  // own form: the bias corrections are folded into the learning rate,
+  // lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t) for the step t about to
+  // be taken (T2T's global step, which TensorFlow's beta powers follow),
+  // and epsilon is added to sqrt(v) uncorrected. The host computes lr_t
+  // (corrected_lr) and writes it into `lr_t`, a float32 scalar on the
+  // parameters' device, before each run; the kernel is told there is no
+  // correction left to make. Skipped where `found_inf` (float32 scalar,
+  // same device) is 1. Call count_step() after each update queued or
+  // replayed: the host's step counts, which checkpoints keep. Every
+  // parameter with a gradient must have the same step count.
+  double corrected_lr(double lr) const;
+  void queue_corrected_update(const at::Tensor& lr_t, const at::Tensor& found_inf);
+  void count_step();
+
  private:
   void fused_step(const std::optional<at::Tensor>& found_inf);
+  // The steps done (the largest count of any parameter).
+  int64_t steps_done() const;
+
+  // Per device: the step count the kernel reads for "no bias correction
+  // left": so large that beta^t is 0.
+  std::vector<at::Tensor> uncorrected_;
 };
 
 }  // namespace t2t

@@ -3,8 +3,10 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -67,6 +69,16 @@ FusedAdam& fused_adam(torch::optim::Optimizer& optimizer) {
 }
 
 }  // namespace
+
+// One shape's buffers: the batch is copied into them, and the step (or its
+// graph) reads them; `out` is what the step (or graph) last wrote.
+struct TrainStep::StaticShape {
+  at::Tensor inputs, targets;  // [rows, width] int64 on the device, zero-padded
+  at::Tensor lr_t;             // float32 scalar: FusedAdam::corrected_lr
+  StepOutcome out;
+  std::unique_ptr<CudaGraph> graph;
+  int64_t runs = 0;
+};
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const HParams& hp) {
   const std::string name = to_lower(hp.get_string("optimizer"));
@@ -161,6 +173,7 @@ bool TrainStep::restore_loss_scale(double scale, int64_t good_steps) {
 
 StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, double lr) {
   if (micro_batches.empty()) throw Error("TrainStep::run needs at least one batch");
+  if (static_ && micro_batches.size() == 1 && !reducer_) return queue_static_step(micro_batches[0], lr);
   for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
   model_.train();
   optimizer_.zero_grad();
@@ -228,6 +241,15 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
     out.tokens = torch::full({}, local_tokens, f64);
     out.input_tokens = torch::full({}, local_inputs, f64);
   }
+  const at::Tensor found_inf = settle(grads, loss_total, out);
+  optimizer_.step_unless(found_inf);
+  stats_.add(out);
+  return out;
+}
+
+at::Tensor TrainStep::settle(const std::vector<at::Tensor>& grads, const at::Tensor& loss_total,
+                             StepOutcome& out) {
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
   if (scaling_ && !grads.empty()) at::_foreach_mul_(grads, at::reciprocal(scale_));
 
   // The norm is needed for clipping anyway, and checking it also catches an
@@ -253,9 +275,7 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
   out.nonfinite = found_inf.to(torch::kFloat64) - out.overflow;
   out.loss_sum = loss_total;
   out.grad_norm = norm;
-  optimizer_.step_unless(found_inf.to(torch::kFloat));
-  stats_.add(out);
-  return out;
+  return found_inf.to(torch::kFloat);
 }
 
 void TrainStep::queue(const std::vector<Batch>& micro_batches, double lr) {
@@ -277,6 +297,103 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
   r.nonfinite = v[5] > 0;
   r.applied = !r.overflow && !r.nonfinite;
   return r;
+}
+
+// ---- static shapes and CUDA graphs -----------------------------------------
+
+void TrainStep::use_static_shapes(const BatchingScheme& scheme, bool graphs) {
+  if (graphs && !device_.is_cuda())
+    throw Error("CUDA graphs need a CUDA device; this step runs on " + device_.str());
+  static_ = true;
+  graphs_ = graphs;
+  scheme_ = scheme;
+}
+
+size_t TrainStep::static_shapes() const { return shapes_.size(); }
+
+size_t TrainStep::captured_graphs() const {
+  size_t n = 0;
+  for (const auto& [key, shape] : shapes_) n += shape->graph != nullptr;
+  return n;
+}
+
+StepOutcome TrainStep::queue_static_step(const Batch& batch, double lr) {
+  // The bucket's upper bound: every batch of a bucket has its rows (but
+  // the last of a shard) and fits its width. The open-ended last bucket
+  // reaches max_length (or the batch's own width without one).
+  const int64_t in_width = batch.inputs.size(1), out_width = batch.targets.size(1);
+  const int64_t longest = std::max(in_width, out_width);
+  const size_t bucket = scheme_.bucket(longest);
+  int64_t width = bucket < scheme_.boundaries.size() ? scheme_.boundaries[bucket] - 1
+                                                     : std::max(scheme_.max_length, longest);
+  width = std::max(width, longest);
+  const std::pair<int64_t, int64_t> key{batch.size(), width};
+  auto& slot = shapes_[key];
+  if (!slot) {
+    slot = std::make_unique<StaticShape>();
+    const auto ids = torch::TensorOptions().dtype(torch::kLong).device(device_);
+    slot->inputs = torch::zeros({batch.size(), in_width == 0 ? 0 : width}, ids);
+    slot->targets = torch::zeros({batch.size(), width}, ids);
+    slot->lr_t = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat).device(device_));
+  }
+  StaticShape& shape = *slot;
+  // Copies and fills queued on the device: nothing waits.
+  const auto place = [](at::Tensor& into, const at::Tensor& from) {
+    const int64_t w = from.size(1);
+    if (into.size(1) == 0) return;
+    into.narrow(1, 0, w).copy_(from, /*non_blocking=*/true);
+    if (w < into.size(1)) into.narrow(1, w, into.size(1) - w).zero_();
+  };
+  place(shape.inputs, batch.inputs);
+  place(shape.targets, batch.targets);
+  for (auto& group : optimizer_.param_groups()) group.options().set_lr(lr);
+  shape.lr_t.fill_(optimizer_.corrected_lr(lr));
+  model_.train();
+  // Graphs for at most kMaxGraphs shapes: T2T's buckets give a few dozen,
+  // but without max_length the last one is open-ended, and each graph
+  // holds its own launch parameters. Other shapes run uncaptured.
+  constexpr size_t kMaxGraphs = 64;
+  if (graphs_ && shape.runs > 0 && (shape.graph || captured_graphs() < kMaxGraphs)) {
+    if (!shape.graph) shape.graph = CudaGraph::capture(device_, [&] { shape.out = static_body(shape); });
+    shape.graph->replay();
+  } else {
+    shape.out = static_body(shape);
+  }
+  ++shape.runs;
+  optimizer_.count_step();
+  stats_.add(shape.out);
+  return shape.out;
+}
+
+StepOutcome TrainStep::static_body(StaticShape& shape) {
+  // The gradients stay allocated, and are zeroed in place: a graph's
+  // backward adds into the memory the first (uncaptured) run gave them.
+  optimizer_.zero_grad(/*set_to_none=*/false);
+  LossSum l;
+  {
+    AutocastScope autocast(device_.type(), autocast_);
+    // Every position is projected onto the vocabulary (forward_labelled's
+    // selection of the labelled ones has a shape only the data knows);
+    // the loss weighs the padded ones 0.
+    const auto logits = model_.forward(shape.inputs, shape.targets);
+    l = smoothed_cross_entropy(logits, shape.targets, label_smoothing_);
+  }
+  StepOutcome out;
+  const at::Tensor loss_total = l.loss_sum.detach().to(torch::kFloat64);
+  const at::Tensor tokens = l.weight_sum.detach().to(torch::kFloat64);
+  const at::Tensor norm_by = torch::clamp_min(l.weight_sum.detach().to(torch::kFloat), 1.0);
+  if (scaling_)
+    (l.loss_sum * (scale_ / norm_by)).backward();
+  else
+    (l.loss_sum / norm_by).backward();
+  out.tokens = tokens;
+  out.input_tokens = shape.inputs.ne(0).sum().to(torch::kFloat64);
+  std::vector<at::Tensor> grads;
+  for (auto& p : model_.parameters())
+    if (p.grad().defined()) grads.push_back(p.mutable_grad());
+  const at::Tensor found_inf = settle(grads, loss_total, out);
+  optimizer_.queue_corrected_update(shape.lr_t, found_inf);
+  return out;
 }
 
 double TrainStep::loss_scale() const { return scale_.item<double>(); }

@@ -13,9 +13,11 @@
 #include <c10/core/Device.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "t2t/data/batching.h"
@@ -88,6 +90,22 @@ class TrainStep {
   // look at every step.
   StepResult run(const std::vector<Batch>& micro_batches, double lr);
 
+  // From now on, a step of one micro-batch (on a single worker) runs at a
+  // static shape: the batch is padded to its length bucket's upper bound
+  // (`scheme`'s), so that each bucket's batches share one shape, and the
+  // step reads nothing from the host that changes between steps. With
+  // `graphs` (a CUDA device only), each shape's step is captured into a
+  // CUDA graph the second time the shape comes, and replayed from then on:
+  // a step costs one launch instead of thousands. The first time runs as
+  // usual, which readies what a capture cannot (the gradients' memory,
+  // LibTorch's kernels and workspaces). Call it from the thread and, for
+  // graphs, on the side stream (UseSideStream) every later step runs on.
+  // Throws t2t::Error for graphs on another device.
+  void use_static_shapes(const BatchingScheme& scheme, bool graphs);
+  // The shapes met so far, and how many of them are captured.
+  size_t static_shapes() const;
+  size_t captured_graphs() const;
+
   // The steps' outcomes, summed on the device.
   StepStats& stats() { return stats_; }
 
@@ -104,6 +122,14 @@ class TrainStep {
 
  private:
   StepOutcome queue_step(const std::vector<Batch>& micro_batches, double lr);
+  struct StaticShape;
+  StepOutcome queue_static_step(const Batch& batch, double lr);
+  StepOutcome static_body(StaticShape& shape);
+  // After backward: the gradients unscaled (fp16) and clipped, the step's
+  // skip decided and the fp16 scale updated, all on the device; fills
+  // `out`'s norm, loss, overflow and nonfinite. Returns found_inf (float32).
+  at::Tensor settle(const std::vector<at::Tensor>& grads, const at::Tensor& loss_total,
+                    StepOutcome& out);
 
   T2TModel& model_;
   FusedAdam& optimizer_;
@@ -120,6 +146,10 @@ class TrainStep {
   bool scaling_ = false;
   at::Tensor scale_;       // float32 scalar
   at::Tensor good_steps_;  // int64 scalar
+  // use_static_shapes: by [rows, width].
+  bool static_ = false, graphs_ = false;
+  BatchingScheme scheme_;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<StaticShape>> shapes_;
 };
 
 }  // namespace t2t
