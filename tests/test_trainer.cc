@@ -147,3 +147,13 @@ TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[train
   CHECK(fp16.exit_code == 1);
   CHECK_THAT(fp16.output, Catch::Contains("--mixed_precision=fp16 needs a CUDA device"));
 }
+
+TEST_CASE("t2t-trainer refuses --cuda_graphs on a CPU, naming the flag", "[trainer][e2e]") {
+  TempDir dir("trainer_graphs");
+  const std::string data = make_sample_data(dir);
+  auto cpu = run_command(trainer(data, dir / "cpu", 10, "--cuda_graphs --device=cpu"));
+  CHECK(cpu.exit_code == 2);
+  CHECK_THAT(cpu.output, Catch::Contains("--cuda_graphs captures the training step on a GPU: it "
+                                         "needs --device=cuda, not cpu"));
+  CHECK_FALSE(std::filesystem::exists(dir / "cpu/model.ckpt-10.pt"));
+}

@@ -63,6 +63,11 @@ void add_trainer_flags(cxxopts::Options& options) {
       ("mixed_precision", "none; bf16 (autocast, CPU or CUDA); fp16 (autocast with dynamic loss "
        "scaling, CUDA only).",
        value<std::string>()->default_value("none"))
+      ("cuda_graphs", "On a GPU, capture each length bucket's training step into a CUDA graph "
+       "the second time a batch of it comes, and replay it from then on: one launch a step "
+       "instead of thousands. Batches are padded to their bucket's longest length, and every "
+       "position is scored. One worker, one batch a step (no gradient accumulation).",
+       value<bool>()->default_value("false"))
       ("warm_start_from", "Start a new run from the weights of this checkpoint (a "
        "model.ckpt-N.pt file, T2T's model.ckpt-N prefix, or a run directory of either: its "
        "latest), at step 0 with a fresh "
@@ -151,6 +156,7 @@ int train(const cxxopts::ParseResult& flags) {
   o.collective_timeout_secs = flags["collective_timeout"].as<int64_t>();
   o.max_nonfinite_steps = flags["max_nonfinite_steps"].as<int64_t>();
   o.mixed_precision = flags["mixed_precision"].as<std::string>();
+  o.cuda_graphs = flags["cuda_graphs"].as<bool>();
   o.warm_start_from = flags["warm_start_from"].as<std::string>();
   o.best_metric = flags["best_metric"].as<std::string>();
   o.early_stopping.steps = flags["eval_early_stopping_steps"].as<int64_t>();

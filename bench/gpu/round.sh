@@ -8,11 +8,15 @@
 #   train        t2t-trainer --device=cuda, bf16 then fp16, 300 steps on the
 #                bundled sample: killed (-9) after its first checkpoint and
 #                resumed by the same command to the end
+#   graphs       the same bf16 training with --cuda_graphs, uninterrupted:
+#                how many graphs were captured, and its last loss beside
+#                the eager run's
 #   decode       t2t-decoder on CUDA and on the CPU, same checkpoint and
 #                sentences: how many translations are identical
 #   bench_train  bench/train/run.sh, transformer_base on CUDA against PyTorch
-#                eager and torch.compile: bf16, then float32 (no TF32 on
-#                either side), then bf16 at 32,768 tokens per batch
+#                eager and torch.compile: bf16, bf16 with --cuda_graphs, then
+#                float32 (no TF32 on either side), then bf16 at 32,768
+#                tokens per batch
 #   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, bf16 then
 #                float32: the sample's tiny model and an untrained
 #                transformer_base, against the PyTorch reference with a
@@ -50,12 +54,12 @@ SUMMARY="$OUT/round.json"
 WORK=$(mktemp -d /tmp/t2t_round.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 START=$SECONDS
-ALL_STAGES=(smi tests train decode bench_train bench_decode profile_decode)
+ALL_STAGES=(smi tests train graphs decode bench_train bench_decode profile_decode)
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=("${ALL_STAGES[@]}")
 # What each stage needs at most, in seconds: one that would not fit in what
 # is left of the budget is not started.
-declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [decode]=60 [bench_train]=300
+declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [graphs]=60 [decode]=60 [bench_train]=300
                   [bench_decode]=180 [profile_decode]=60)
 
 log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
@@ -146,6 +150,20 @@ stage_train() {
   return $ok
 }
 
+stage_graphs() {
+  if [ "$DEVICE" = cpu ]; then record graphs skipped '"CUDA graphs need a GPU"'; return 0; fi
+  sample_data || return 1
+  local run="$WORK/run_graphs"
+  # shellcheck disable=SC2046
+  T t2t-trainer $(train_flags "$run" bf16) --cuda_graphs > "$WORK/graphs.log" 2>&1
+  local rc=$?
+  cat "$WORK/graphs.log" >> "$LOG"
+  record graphs exit_status "$rc"
+  record graphs captured "\"$(grep -o 'CUDA graphs: [0-9]* captured, for [0-9]* batch shapes' "$WORK/graphs.log" | tail -n1)\""
+  record graphs last_line "\"$(grep -E '\] step 300: loss' "$WORK/graphs.log" | tail -n1 | sed 's/"/\\"/g')\""
+  [ $rc -eq 0 ] && [ -f "$run/model.ckpt-300.pt" ]
+}
+
 stage_decode() {
   sample_data || return 1
   local run="$WORK/run_bf16"
@@ -172,10 +190,13 @@ stage_decode() {
 
 stage_bench_train() {
   local rc=0 mp hp
-  for spec in "bf16:" "none:" "bf16:batch_size=32768"; do
-    mp=${spec%%:*}; hp=${spec#*:}
+  local graphs
+  for spec in "bf16:" "bf16+graphs:" "none:" "bf16:batch_size=32768"; do
+    mp=${spec%%:*}; hp=${spec#*:}; graphs=0
+    case $mp in *+graphs) mp=${mp%+graphs}; graphs=1 ;; esac
     local name="base_${mp}${hp:+_32k}"
-    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" \
+    [ $graphs = 1 ] && name="${name}_graphs"
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$graphs \
       DEVICE=cuda MIXED_PRECISION=$mp HPARAMS=$hp SETS=base RUNS=1 COMPILE=1 \
       WORK="$WORK/bench_$name" bash "$ROOT/bench/train/run.sh" > "$WORK/$name.txt" 2>&1 || rc=1
     cat "$WORK/$name.txt" >> "$LOG"

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -35,6 +36,7 @@
 #include <cxxopts.hpp>
 
 #include "bench/bench_util.h"
+#include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hash.h"
 #include "t2t/core/hparams.h"
@@ -238,6 +240,7 @@ struct Options {
   double lr = 1e-4;
   std::string device = "cpu";  // canonical: "cpu" or "cuda:N"
   std::string mixed_precision = "none";
+  bool cuda_graphs = false;
   std::string overrides;
   std::string profile;  // chrome trace of the timed steps, when set
 };
@@ -274,6 +277,13 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   for (const auto& p : model->parameters()) params += p.numel();
   auto optimizer = t2t::make_optimizer(*model, hp);
   t2t::TrainStep train_step(*model, *optimizer, hp, device, opt.mixed_precision);
+  // As t2t-trainer --cuda_graphs: the steps on one side stream, each batch
+  // shape's captured at its second step.
+  std::optional<t2t::UseSideStream> side_stream;
+  if (opt.cuda_graphs) {
+    side_stream.emplace(device);
+    train_step.use_static_shapes(t2t::batching_scheme(hp), /*graphs=*/true);
+  }
 
   // Steps are queued as the trainer queues them, reading nothing back; the
   // first and the last are run to read their loss.
@@ -334,7 +344,7 @@ void run_set(const std::string& set_name, const Options& opt, int threads) {
   std::ostringstream o;
   o.precision(10);
   o << "{\"side\": \"t2t\", \"hparams_set\": \"" << set_name << "\", \"vocab\": " << vocab
-    << ", \"device\": \"" << opt.device << "\", \"mixed_precision\": \"" << opt.mixed_precision
+    << ", \"device\": \"" << opt.device << "\", \"cuda_graphs\": " << (opt.cuda_graphs ? "true" : "false") << ", \"mixed_precision\": \"" << opt.mixed_precision
     << "\", \"matmul_dtype\": \"" << dtype_name(matmul_dtype) << "\", \"threads\": " << threads
     << ", \"params\": " << params << ", \"steps\": " << opt.steps
     << ", \"warmup_steps\": " << opt.warmup_steps << ", \"warmup_s\": " << warmup_s
@@ -384,6 +394,9 @@ int main(int argc, char** argv) {
       ("device", "cpu, cuda, cuda:N or auto (CUDA when available).", cxxopts::value<std::string>()->default_value("cpu"))  //
       ("mixed_precision", "none, bf16 or fp16 (CUDA only), as t2t-trainer's flag.",
        cxxopts::value<std::string>()->default_value("none"))  //
+      ("cuda_graphs", "As t2t-trainer's flag: each batch shape's step captured into a CUDA "
+       "graph (padded to its length bucket) and replayed.",
+       cxxopts::value<bool>()->default_value("false"))  //
       ("profile", "Write a chrome trace of the timed steps here (one set only; slows them).",
        cxxopts::value<std::string>()->default_value(""))  //
       ("h,help", "Print this help.");
@@ -398,6 +411,9 @@ int main(int argc, char** argv) {
     opt.profile = flags["profile"].as<std::string>();
     opt.device = t2t::resolve_device(flags["device"].as<std::string>());
     opt.mixed_precision = flags["mixed_precision"].as<std::string>();
+    opt.cuda_graphs = flags["cuda_graphs"].as<bool>();
+    if (opt.cuda_graphs && opt.device.rfind("cuda", 0) != 0)
+      throw t2t::Error("--cuda_graphs needs --device=cuda, not " + opt.device);
     t2t::autocast_dtype(opt.mixed_precision, torch::Device(opt.device));  // refuses bad values now
     if (opt.steps < 1 || opt.warmup_steps < 0) throw t2t::Error("--steps must be >= 1 and --warmup_steps >= 0");
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());

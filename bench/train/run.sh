@@ -25,7 +25,9 @@
 # T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
 # COMPILE=1 adds torch.compile as an extra, informational column,
 # HPARAMS (overrides for ours, e.g. batch_size=32768; the reference takes the
-# resulting config from ours), WORK (/tmp/t2t_bench_train).
+# resulting config from ours), CUDA_GRAPHS=1 (ours with --cuda_graphs: each
+# batch shape's step captured in its warm-up and replayed),
+# WORK (/tmp/t2t_bench_train).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_train}
@@ -53,6 +55,7 @@ steps() {
 case $DEVICE in cuda*) OURS_PRELOADED="" ;; *) OURS_PRELOADED=$ALLOCATOR ;; esac
 DEVICE_FLAGS=(--device="$DEVICE" --mixed_precision="$MIXED_PRECISION")
 OURS_FLAGS=(--hparams="${HPARAMS:-}")
+[ "${CUDA_GRAPHS:-0}" = 1 ] && OURS_FLAGS+=(--cuda_graphs)
 
 mkdir -p "$WORK"
 RESULTS="$WORK/results.jsonl"

@@ -20,6 +20,14 @@ void check_train_options(const TrainOptions& o) {
   if (o.collective_timeout_secs < 1)
     throw Error(flag("collective_timeout", o.collective_timeout_secs) +
                 " must be at least 1 (seconds a worker waits for the others in a collective)");
+  if (o.cuda_graphs && o.device.rfind("cuda", 0) != 0)
+    throw Error("--cuda_graphs captures the training step on a GPU: it needs --device=cuda, not " +
+                o.device);
+  if (o.cuda_graphs && o.worker && o.worker->world_size > 1)
+    throw Error("--cuda_graphs trains on one GPU for now (" +
+                std::to_string(o.worker->world_size) +
+                " workers here): the gradient all-reduce is not captured yet. Leave it out for "
+                "several workers");
   if (o.train_steps < 1)
     throw Error(flag("train_steps", o.train_steps) + " must be at least 1: it is the step "
                 "training stops at (counted from 0, a resumed run included). To evaluate the "

@@ -47,6 +47,9 @@ struct TrainOptions {
   // "none", "bf16" (autocast; CPU and CUDA) or "fp16" (autocast with dynamic
   // loss scaling; CUDA only).
   std::string mixed_precision = "none";
+  // A CUDA device, one worker, one batch a step: each length bucket's step
+  // is captured into a CUDA graph and replayed (TrainStep::use_static_shapes).
+  bool cuda_graphs = false;
   uint64_t seed = 429459;
   // With several workers: a collective that gets no answer from a worker
   // within this many seconds ends the run with an error naming it (a

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
@@ -615,6 +616,19 @@ class TrainingRun {
       spdlog::info("gradient accumulation: one update every {} batches (a step is a batch, as "
                    "in T2T)",
                    accumulate);
+    // Every step, eval and checkpoint of the run on one stream, which the
+    // graphs are captured on.
+    std::optional<UseSideStream> side_stream;
+    if (options_.cuda_graphs) {
+      if (accumulate > 1)
+        throw Error("--cuda_graphs captures one batch a step; hparam "
+                    "optimizer_multistep_accumulate_steps=" + std::to_string(accumulate) +
+                    " asks for several. Leave one of them out");
+      side_stream.emplace(device_);
+      train_step.use_static_shapes(batching_scheme(hp_), /*graphs=*/true);
+      spdlog::info("CUDA graphs: each length bucket's step is captured the second time it comes, "
+                   "and replayed after");
+    }
     const int64_t first_step = step_;
     if (stopped_early_before()) return;
     ProgressLog progress(step_);
@@ -697,6 +711,9 @@ class TrainingRun {
     }
     if (step_ == first_step)
       spdlog::info("already at step {} of {}: nothing to train", step_, options_.train_steps);
+    if (options_.cuda_graphs)
+      spdlog::info("CUDA graphs: {} captured, for {} batch shapes", train_step.captured_graphs(),
+                   train_step.static_shapes());
   }
 
   // A run that early stopping ended, started again as it was: it stops at
