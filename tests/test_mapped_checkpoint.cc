@@ -209,7 +209,7 @@ TEST_CASE("a mapped tensor's pages are given back while it stays readable, unles
   CHECK_FALSE(t2t::give_back_pages(torch::Tensor()));
 }
 
-TEST_CASE("the libraries' unwritten pages are given back; pages written before a mapping became "
+TEST_CASE("the libraries' unwritten pages are given back, and pages written before a mapping became "
           "read-only stay",
           "[checkpoint]") {
   // A read-only private mapping with one page written before it became

@@ -32,6 +32,17 @@ void FusedAdam::step_unless(const at::Tensor& found_inf) {
   fused_step(found_inf);
 }
 
+torch::optim::AdamParamState& FusedAdam::state_of(const torch::Tensor& param) {
+  auto& slot = state_[param.unsafeGetTensorImpl()];
+  if (!slot) {
+    auto fresh = std::make_unique<torch::optim::AdamParamState>();
+    fresh->exp_avg(torch::zeros_like(param, torch::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(torch::zeros_like(param, torch::MemoryFormat::Preserve));
+    slot = std::move(fresh);
+  }
+  return static_cast<torch::optim::AdamParamState&>(*slot);
+}
+
 void FusedAdam::fused_step(const std::optional<at::Tensor>& found_inf) {
   torch::NoGradGuard no_grad;
   for (auto& group : param_groups()) {
@@ -43,14 +54,7 @@ void FusedAdam::fused_step(const std::optional<at::Tensor>& found_inf) {
     auto& params = group.params();
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].grad().defined()) continue;
-      auto& slot = state_[params[i].unsafeGetTensorImpl()];
-      if (!slot) {
-        auto fresh = std::make_unique<torch::optim::AdamParamState>();
-        fresh->exp_avg(torch::zeros_like(params[i], torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(params[i], torch::MemoryFormat::Preserve));
-        slot = std::move(fresh);
-      }
-      auto& state = static_cast<torch::optim::AdamParamState&>(*slot);
+      auto& state = state_of(params[i]);
       state.step(state.step() + 1);
       const Kind kind{params[i].device(), params[i].scalar_type(), state.step()};
       auto it = std::find_if(by_kind.begin(), by_kind.end(),
@@ -115,14 +119,7 @@ void FusedAdam::queue_corrected_update(const at::Tensor& lr_t, const at::Tensor&
     std::vector<torch::Tensor> p, g, m, v, steps;
     for (auto& param : group.params()) {
       if (!param.grad().defined()) continue;
-      auto& slot = state_[param.unsafeGetTensorImpl()];
-      if (!slot) {
-        auto fresh = std::make_unique<torch::optim::AdamParamState>();
-        fresh->exp_avg(torch::zeros_like(param, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(param, torch::MemoryFormat::Preserve));
-        slot = std::move(fresh);
-      }
-      auto& state = static_cast<torch::optim::AdamParamState&>(*slot);
+      auto& state = state_of(param);
       if (param.device() != lr_t.device())
         throw Error("FusedAdam::queue_corrected_update: the learning rate is on " +
                     lr_t.device().str() + ", a parameter on " + param.device().str());

@@ -47,6 +47,8 @@ class FusedAdam : public torch::optim::Adam {
 
  private:
   void fused_step(const std::optional<at::Tensor>& found_inf);
+  // A parameter's state, made (zero moments, step 0) on first use.
+  torch::optim::AdamParamState& state_of(const torch::Tensor& param);
   // The steps done (the largest count of any parameter).
   int64_t steps_done() const;
 
