@@ -319,14 +319,14 @@ size_t TrainStep::captured_graphs() const {
 
 StepOutcome TrainStep::queue_static_step(const Batch& batch, double lr) {
   // The bucket's upper bound: every batch of a bucket has its rows (but
-  // the last of a shard) and fits its width. The open-ended last bucket
-  // reaches max_length (or the batch's own width without one).
+  // the last of a shard) and fits its width. The last bucket is open-ended
+  // (up to batch_size tokens without max_length): its batches round their
+  // own width up to a multiple of 8.
   const int64_t in_width = batch.inputs.size(1), out_width = batch.targets.size(1);
   const int64_t longest = std::max(in_width, out_width);
   const size_t bucket = scheme_.bucket(longest);
-  int64_t width = bucket < scheme_.boundaries.size() ? scheme_.boundaries[bucket] - 1
-                                                     : std::max(scheme_.max_length, longest);
-  width = std::max(width, longest);
+  const int64_t width = bucket < scheme_.boundaries.size() ? scheme_.boundaries[bucket] - 1
+                                                           : (longest + 7) / 8 * 8;
   const std::pair<int64_t, int64_t> key{batch.size(), width};
   auto& slot = shapes_[key];
   if (!slot) {
