@@ -216,7 +216,7 @@ TEST_CASE("the libraries' unwritten pages are given back, and pages written befo
   // read-only, as the loader leaves a library's relocated constants, and
   // one page only read.
   TempDir dir("library_pages");
-  const std::string path = dir / "lib.bin";
+  const std::string path = dir / "libpages.so";  // a library, as far as the name goes
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::ofstream(path, std::ios::binary) << std::string(2 * page, 'f');
   const int fd = ::open(path.c_str(), O_RDONLY);

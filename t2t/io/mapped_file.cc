@@ -137,8 +137,11 @@ size_t give_back_library_pages() {
     std::string range, perms, offset, dev, path;
     uint64_t inode = 0;
     if (!(fields >> range >> perms >> offset >> dev >> inode >> path)) continue;
+    // Shared objects only: they stay mapped for the life of the process (t2t
+    // unloads none), where another read-only file mapping could be unmapped
+    // meanwhile and its addresses given to memory of the program's.
     if (inode == 0 || path.empty() || path[0] != '/' || perms.size() < 4 || perms[1] == 'w' ||
-        perms[3] != 'p')
+        perms[3] != 'p' || path.find(".so") == std::string::npos)
       continue;
     const size_t dash = range.find('-');
     if (dash == std::string::npos) continue;

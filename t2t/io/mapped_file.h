@@ -56,9 +56,10 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
 // Memory written in place is this process's own copy and is left alone.
 bool give_back_pages(const at::Tensor& tensor);
 
-// Gives back the resident pages of the process's read-only file mappings
-// (the code and constants of the program and its libraries) that are still
-// the files' own, as give_back_pages does for a weight; returns their bytes.
+// Gives back the resident pages of the process's shared libraries' read-only
+// mappings (their code and constants) that are still the files' own, as
+// give_back_pages does for a weight; returns their bytes. It relies on no
+// library being unloaded while it runs.
 // LibTorch's start-up (its operator registry, built by static initializers
 // spread over its whole library) leaves ~55 MiB of its code resident that a
 // decoder never runs again. The pages stay in the page cache: what is used
