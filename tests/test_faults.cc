@@ -274,9 +274,12 @@ TEST_CASE("torchrun --nnodes=1:2: a host lost, it restarts the group on the othe
   Setup s("fault_shrink");
   T2T_NEED_TWO_HOSTS(s);
   const std::string out = s.dir / "run";
+  // Long enough that the kill at step 30 lands mid-run however loaded the
+  // machine: host 1's worker notices its agent gone within 200 ms, while
+  // the two may train ~70 steps a second meanwhile.
   const std::string trainer = t2t::test::tiny_trainer_flags(s.data, out) +
                               " --collective_timeout=60 --save_checkpoints_steps=20 "
-                              "--train_steps=60";
+                              "--train_steps=300";
   const std::string elastic = "--nnodes=1:2 --max_restarts=1 --rdzv_conf=last_call_timeout=5";
   BackgroundProcess h1(c10d_agent(s.hosts, 1, 29561, elastic, trainer), s.dir / "h1.log");
   BackgroundProcess h0(c10d_agent(s.hosts, 0, 29561, elastic + ",is_host=1", trainer),
@@ -293,10 +296,10 @@ TEST_CASE("torchrun --nnodes=1:2: a host lost, it restarts the group on the othe
   CHECK(status0 == 0);
   CHECK(wait_trainers_gone(out, 10).empty());
   const int64_t from = resumed_step(h0.log());
-  CHECK((from == 20 || from == 40));
+  CHECK((from >= 20 && from < 300 && from % 20 == 0));
   CHECK_THAT(h0.log(), Contains("was written by 2 worker(s), this run has 1: the input position "
                                 "cannot be restored"));
-  CHECK(check_files_complete(out) == 60);
+  CHECK(check_files_complete(out) == 300);
   figure("--nnodes=1:2, host 1's agent killed: host 0 alone resumed from step " +
          std::to_string(from) + " " + std::to_string(to_restart) + " s after the kill");
 }
