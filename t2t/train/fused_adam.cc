@@ -113,6 +113,11 @@ double FusedAdam::corrected_lr(double lr) const {
 
 void FusedAdam::queue_corrected_update(const at::Tensor& lr_t, const at::Tensor& found_inf) {
   torch::NoGradGuard no_grad;
+  // Every parameter is on lr_t's device (checked below): one count serves.
+  if (!uncorrected_.defined() || uncorrected_.device() != lr_t.device())
+    uncorrected_ =
+        torch::full({}, 1e30, torch::TensorOptions().dtype(torch::kFloat).device(lr_t.device()));
+  const at::Tensor& uncorrected = uncorrected_;
   for (auto& group : param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
     if (options.amsgrad()) throw Error("FusedAdam::queue_corrected_update: amsgrad is not supported");
@@ -123,18 +128,11 @@ void FusedAdam::queue_corrected_update(const at::Tensor& lr_t, const at::Tensor&
       if (param.device() != lr_t.device())
         throw Error("FusedAdam::queue_corrected_update: the learning rate is on " +
                     lr_t.device().str() + ", a parameter on " + param.device().str());
-      auto it = std::find_if(uncorrected_.begin(), uncorrected_.end(),
-                             [&](const at::Tensor& t) { return t.device() == param.device(); });
-      if (it == uncorrected_.end())
-        it = uncorrected_.insert(uncorrected_.end(),
-                                 torch::full({}, 1e30, torch::TensorOptions()
-                                                           .dtype(torch::kFloat)
-                                                           .device(param.device())));
       p.push_back(param);
       g.push_back(param.grad());
       m.push_back(state.exp_avg());
       v.push_back(state.exp_avg_sq());
-      steps.push_back(*it);
+      steps.push_back(uncorrected);
     }
     if (p.empty()) continue;
     at::_fused_adam_(p, g, m, v, /*max_exp_avg_sqs=*/{}, steps, lr_t,
@@ -148,9 +146,7 @@ void FusedAdam::count_step() {
   for (auto& group : param_groups())
     for (auto& param : group.params()) {
       if (!param.grad().defined()) continue;
-      auto it = state_.find(param.unsafeGetTensorImpl());
-      if (it == state_.end()) continue;
-      auto& state = static_cast<torch::optim::AdamParamState&>(*it->second);
+      auto& state = state_of(param);
       state.step(state.step() + 1);
     }
 }

@@ -52,9 +52,9 @@ class FusedAdam : public torch::optim::Adam {
   // The steps done (the largest count of any parameter).
   int64_t steps_done() const;
 
-  // Per device: the step count the kernel reads for "no bias correction
-  // left": so large that beta^t is 0.
-  std::vector<at::Tensor> uncorrected_;
+  // On the parameters' device: the step count the kernel reads for "no
+  // bias correction left", so large that beta^t is 0.
+  at::Tensor uncorrected_;
 };
 
 }  // namespace t2t
