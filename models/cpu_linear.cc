@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "models/onednn_linear.h"
+#include "models/panel_prefetch.h"
 #include "t2t/core/cpu_features.h"
 
 namespace t2t {
@@ -22,17 +23,19 @@ constexpr int64_t kRowChunk = 128;
 T2T_INTRINSICS_BEGIN
 
 // R rows of x (row stride ldx) times one panel [in, 32] into y (row stride
-// ldy), `cols` of the panel's 32 columns real. Each output accumulates its
-// products in input order, one fused multiply-add each.
-template <int R>
+// ldy), `cols` of the panel's 32 columns real, while `ahead` (PanelPrefetch
+// or NoPrefetch) reads its share of the next panel. Each output accumulates
+// its products in input order, one fused multiply-add each.
+template <int R, class Ahead>
 __attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
                                                    const float* panel, int64_t in,
                                                    const float* bias, float* y, int64_t ldy,
-                                                   int64_t cols, bool relu) {
+                                                   int64_t cols, bool relu, Ahead ahead) {
   __m512 lo[R], hi[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
   for (int64_t k = 0; k < in; ++k) {
+    ahead.tick();
     const __m512 b_lo = _mm512_loadu_ps(panel + k * kPanel);
     const __m512 b_hi = _mm512_loadu_ps(panel + k * kPanel + 16);
 #pragma GCC unroll 16
@@ -61,24 +64,37 @@ __attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
 }
 T2T_INTRINSICS_END
 
+template <class Ahead>
 using PanelRows = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
-                           int64_t, int64_t, bool);
-constexpr PanelRows kPanelRows[kRows + 1] = {nullptr,        panel_rows<1>, panel_rows<2>,
-                                             panel_rows<3>, panel_rows<4>, panel_rows<5>,
-                                             panel_rows<6>, panel_rows<7>, panel_rows<8>};
+                           int64_t, int64_t, bool, Ahead);
+template <class Ahead>
+constexpr PanelRows<Ahead> kPanelRows[kRows + 1] = {
+    nullptr,               panel_rows<1, Ahead>, panel_rows<2, Ahead>,
+    panel_rows<3, Ahead>, panel_rows<4, Ahead>, panel_rows<5, Ahead>,
+    panel_rows<6, Ahead>, panel_rows<7, Ahead>, panel_rows<8, Ahead>};
 
-// y [rows, out] = x [rows, in] times the panels, panels [begin, end).
+// y [rows, out] = x [rows, in] times the panels, panels [begin, end); with
+// PanelPrefetch, each panel's calls read the next one ahead.
+template <class Ahead>
 void panel_product(const float* x, int64_t rows, int64_t in, const float* panels, int64_t out,
                    const float* bias, float* y, bool relu, int64_t begin, int64_t end) {
+  const int64_t panel_size = in * kPanel;
   for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
     const int64_t chunk = std::min(kRowChunk, rows - r0);
+    const int64_t groups = (chunk + kRows - 1) / kRows;
+    const PanelReadAhead plan(panel_size * 4, groups, in);
     for (int64_t p = begin; p < end; ++p) {
-      const float* panel = panels + p * in * kPanel;
+      const float* panel = panels + p * panel_size;
+      // After the last panel, the first again for the next chunk of rows.
+      const float* next = p + 1 < end ? panel + panel_size
+                          : r0 + chunk < rows ? panels + begin * panel_size
+                                              : nullptr;
       const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
-      for (int64_t r = r0; r < r0 + chunk; r += kRows) {
-        const int64_t n = std::min(kRows, r0 + chunk - r);
-        kPanelRows[n](x + r * in, in, panel, in, bias ? bias + col : nullptr, y + r * out + col,
-                      out, cols, relu);
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r = r0 + g * kRows, n = std::min(kRows, r0 + chunk - r);
+        kPanelRows<Ahead>[n](x + r * in, in, panel, in, bias ? bias + col : nullptr,
+                             y + r * out + col, out, cols, relu,
+                             plan.for_group<Ahead>(panel, next, g));
       }
     }
   }
@@ -105,6 +121,7 @@ std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& w
       padded.narrow(0, 0, packed->out_).copy_(weight);
     }
     packed->panels_ = padded.view({panels, kPanel, packed->in_}).transpose(1, 2).contiguous();
+    packed->counted_.set(static_cast<int64_t>(packed->panels_.nbytes()));
   } else {
     packed->onednn_ = OnednnWeight::pack(weight);
     if (!packed->onednn_) return nullptr;
@@ -152,8 +169,12 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
   // Panels split between threads once there is enough work for several.
   const int64_t per_panel = rows * in_ * kPanel;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, per_panel));
+  const bool ahead = read_ahead();
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
-    panel_product(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
+    if (ahead)
+      panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
+    else
+      panel_product<NoPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
   });
   auto sizes = x.sizes().vec();
   sizes.back() = out_;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/panel_prefetch.h"
 #include "models/weight_stamp.h"
 
 namespace t2t {
@@ -50,6 +51,7 @@ class CpuLinearWeight {
  private:
   int64_t out_ = 0, in_ = 0;
   at::Tensor panels_;                           // t2t's kernel: [panels, in, 32]
+  PackedWeightBytes counted_;                   // panels_, for read_ahead()
   std::shared_ptr<const OnednnWeight> onednn_;  // or oneDNN's layout
   WeightStamp source_;
 };

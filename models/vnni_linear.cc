@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "models/panel_prefetch.h"
 #include "t2t/core/cpu_features.h"
 
 namespace t2t {
@@ -69,18 +70,21 @@ __attribute__((target("avx512f,avx512bw"))) void quantize_row(const float* x, in
 
 // R rows of codes (row stride ldq) times one panel [in4 / 4, kPanel, 4] into
 // y (row stride ldy), `cols` of the panel's columns real:
-// y = (sum_k q w - zero * sum_k w) * row scale * column scale + bias.
-template <int R>
+// y = (sum_k q w - zero * sum_k w) * row scale * column scale + bias,
+// while `ahead` (PanelPrefetch or NoPrefetch) reads its share of the next
+// panel.
+template <int R, class Ahead>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
     const uint8_t* q, int64_t ldq, const int8_t* panel, int64_t quads, const int32_t* col_sums,
     const float* col_scales, const float* bias, const float* row_scales, const int32_t* zeros,
-    float* y, int64_t ldy, int64_t cols) {
+    float* y, int64_t ldy, int64_t cols, Ahead ahead) {
   __m512i acc[R][kVectors];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
   for (int64_t k = 0; k < quads; ++k) {
+    ahead.tick();
     __m512i b[kVectors];
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) b[v] = _mm512_loadu_si512(panel + (k * kPanel + 16 * v) * 4);
@@ -113,11 +117,42 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
 }
 T2T_INTRINSICS_END
 
+template <class Ahead>
 using VnniRows = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const int32_t*,
                           const float*, const float*, const float*, const int32_t*, float*, int64_t,
-                          int64_t);
-constexpr VnniRows kVnniRows[kRows + 1] = {nullptr,      vnni_rows<1>, vnni_rows<2>, vnni_rows<3>,
-                                           vnni_rows<4>, vnni_rows<5>, vnni_rows<6>};
+                          int64_t, Ahead);
+template <class Ahead>
+constexpr VnniRows<Ahead> kVnniRows[kRows + 1] = {
+    nullptr,             vnni_rows<1, Ahead>, vnni_rows<2, Ahead>, vnni_rows<3, Ahead>,
+    vnni_rows<4, Ahead>, vnni_rows<5, Ahead>, vnni_rows<6, Ahead>};
+
+// The quantized rows `codes` times the panels [begin, end) into y; with
+// PanelPrefetch, each panel's calls read the next one ahead (as cpu_linear.cc).
+template <class Ahead>
+void vnni_product(const uint8_t* codes, int64_t rows, int64_t in4, const int8_t* panels,
+                  int64_t out, const int32_t* sums, const float* scales, const float* bias,
+                  const float* row_scales, const int32_t* zeros, float* y, int64_t begin,
+                  int64_t end) {
+  const int64_t quads = in4 / 4, panel_size = in4 * kPanel;
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
+    const int64_t chunk = std::min(kRowChunk, rows - r0);
+    const int64_t groups = (chunk + kRows - 1) / kRows;
+    const PanelReadAhead plan(panel_size, groups, quads);
+    for (int64_t p = begin; p < end; ++p) {
+      const int8_t* panel = panels + p * panel_size;
+      const int8_t* next = p + 1 < end ? panel + panel_size
+                           : r0 + chunk < rows ? panels + begin * panel_size
+                                               : nullptr;
+      const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r = r0 + g * kRows, n = std::min(kRows, r0 + chunk - r);
+        kVnniRows<Ahead>[n](codes + r * in4, in4, panel, quads, sums + col, scales + col,
+                            bias + col, row_scales + r, zeros + r, y + r * out + col, out, cols,
+                            plan.for_group<Ahead>(panel, next, g));
+      }
+    }
+  }
+}
 
 }  // namespace
 #endif
@@ -170,6 +205,7 @@ std::shared_ptr<const VnniWeight> VnniWeight::pack(const Int8Weights& weights,
   w->scales_.narrow(0, 0, w->out_).copy_(weights.scales.to(at::kFloat).reshape({-1}));
   w->bias_ = at::zeros({padded_out}, at::kFloat);
   if (bias.defined()) w->bias_.narrow(0, 0, w->out_).copy_(bias.detach().to(at::kFloat).reshape({-1}));
+  w->counted_.set(static_cast<int64_t>(w->panels_.nbytes()));
   return w;
 }
 
@@ -188,7 +224,7 @@ at::Tensor VnniWeight::apply(const at::Tensor& x) const {
   const float* xp = x.data_ptr<float>();
   for (int64_t r = 0; r < rows; ++r)
     quantize_row(xp + r * in_, in_, in4_, codes.data() + r * in4_, &row_scales[r], &zeros[r]);
-  const int64_t panels = panels_.size(0), quads = in4_ / 4;
+  const int64_t panels = panels_.size(0);
   const int8_t* wp = panels_.data_ptr<int8_t>();
   const int32_t* sums = col_sums_.data_ptr<int32_t>();
   const float* scales = scales_.data_ptr<float>();
@@ -196,19 +232,14 @@ at::Tensor VnniWeight::apply(const at::Tensor& x) const {
   float* yp = y.data_ptr<float>();
   const int64_t per_panel = rows * in4_ * kPanel;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, per_panel));
+  const bool ahead = read_ahead();
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
-      const int64_t chunk = std::min(kRowChunk, rows - r0);
-      for (int64_t p = begin; p < end; ++p) {
-        const int64_t col = p * kPanel, cols = std::min(kPanel, out_ - col);
-        for (int64_t r = r0; r < r0 + chunk; r += kRows) {
-          const int64_t n = std::min(kRows, r0 + chunk - r);
-          kVnniRows[n](codes.data() + r * in4_, in4_, wp + p * quads * 4 * kPanel, quads,
-                       sums + col, scales + col, bias + col, row_scales.data() + r,
-                       zeros.data() + r, yp + r * out_ + col, out_, cols);
-        }
-      }
-    }
+    if (ahead)
+      vnni_product<PanelPrefetch>(codes.data(), rows, in4_, wp, out_, sums, scales, bias,
+                                  row_scales.data(), zeros.data(), yp, begin, end);
+    else
+      vnni_product<NoPrefetch>(codes.data(), rows, in4_, wp, out_, sums, scales, bias,
+                               row_scales.data(), zeros.data(), yp, begin, end);
   });
   return y;
 #else

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/panel_prefetch.h"
 #include "t2t/model/int8_weights.h"
 
 namespace t2t {
@@ -37,6 +38,7 @@ class VnniWeight {
  private:
   int64_t out_ = 0, in_ = 0, in4_ = 0;  // in4_: in rounded up to 4
   at::Tensor panels_;    // int8 [panels, in4 / 4, 64, 4]
+  PackedWeightBytes counted_;  // panels_, for read_ahead()
   at::Tensor col_sums_;  // int32 [panels * 64]: each output's sum of weights
   at::Tensor scales_;    // float32 [panels * 64]
   at::Tensor bias_;      // float32 [panels * 64], zero without a bias
