@@ -1,5 +1,6 @@
 #include "models/transformer_layers.h"
 
+#include "models/cpu_layer_norm.h"
 #include "models/decode_attention.h"
 #include "models/dropout.h"
 
@@ -199,7 +200,15 @@ torch::Tensor PrePostProcessImpl::forward(const torch::Tensor& previous, torch::
         x = previous + gates_[gate++] * x;
         break;
       case 'n':
-        if (!norms_.empty()) x = norms_[norm++]->forward(x);
+        if (!norms_.empty()) {
+          auto& layer = norms_[norm++];
+          // Inference on the CPU: the same arithmetic without LibTorch's
+          // per-call cost (cpu_layer_norm.h).
+          if (!is_training() && cpu_layer_norm_usable(x, layer->weight, layer->bias))
+            x = cpu_layer_norm(x, layer->weight, layer->bias, layer->options.eps());
+          else
+            x = layer->forward(x);
+        }
         break;
       case 'd':
         // "da", the usual postprocess, in one pass
