@@ -117,11 +117,84 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 load16(const uin
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
 }
 
+constexpr int64_t kMaxValueVectors = 8;  // value depths up to 128 kept in registers
+
+// exp_nonpositive (fast_math.h) on 16 lanes, with the same operations in
+// the same order (no fused multiply-add: the scalar one has none), so each
+// lane's result is the scalar function's, bit for bit.
+__attribute__((target("avx512f"), always_inline)) inline __m512 exp_nonpositive16(__m512 x) {
+  const __m512 low = _mm512_set1_ps(-87.0f);
+  const __m512 clamped = _mm512_max_ps(low, x);  // x where x is NaN, as the scalar one
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 n = _mm512_sub_ps(
+      _mm512_add_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269504088896341f)), magic), magic);
+  const __m512 r =
+      _mm512_sub_ps(_mm512_sub_ps(clamped, _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f))),
+                    _mm512_mul_ps(n, _mm512_set1_ps(-2.12194440e-4f)));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 e = _mm512_add_ps(
+      _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(p, r), r), r), _mm512_set1_ps(1.0f));
+  const __m512i bits = _mm512_slli_epi32(
+      _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
+  const __mmask16 below = _mm512_cmp_ps_mask(x, low, _CMP_LT_OQ);
+  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~below), e, _mm512_castsi512_ps(bits));
+}
+
+// The sums of 16 vectors' lanes, lane j holding a[j]'s: the same pairs of
+// additions as _mm512_reduce_add_ps (halves, quarters, then within each
+// four), so each sum has the same bits, for four additions a vector
+// instead of eight.
+__attribute__((target("avx512f"), always_inline)) inline __m512 sum_each16(const __m512* a) {
+  __m512 x[8], y[4], z[2];
+  for (int i = 0; i < 8; ++i)  // lane j + 8 onto lane j
+    x[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44),
+                         _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xEE));
+  for (int i = 0; i < 4; ++i)  // then j + 4 onto j: a 128-bit block a vector
+    y[i] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i)  // then j + 2 onto j
+    z[i] = _mm512_add_ps(_mm512_shuffle_ps(y[2 * i], y[2 * i + 1], 0x44),
+                         _mm512_shuffle_ps(y[2 * i], y[2 * i + 1], 0xEE));
+  // then 1 onto 0: block b holds vectors b, 4 + b, 8 + b, 12 + b
+  const __m512 sums = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88),
+                                    _mm512_shuffle_ps(z[0], z[1], 0xDD));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, sums);
+}
+
+// exponentiate(), 16 scores at a time: the same values, and their sum in
+// the same order.
+__attribute__((target("avx512f"))) float exponentiate_avx512(float* scores, int64_t n,
+                                                             float best) {
+  const __m512 top = _mm512_set1_ps(best);
+  int64_t p = 0;
+  for (; p + 16 <= n; p += 16)
+    _mm512_storeu_ps(scores + p,
+                     exp_nonpositive16(_mm512_sub_ps(_mm512_loadu_ps(scores + p), top)));
+  if (p < n) {
+    const __mmask16 rest = static_cast<__mmask16>((1u << (n - p)) - 1);
+    _mm512_mask_storeu_ps(
+        scores + p, rest,
+        exp_nonpositive16(_mm512_sub_ps(_mm512_maskz_loadu_ps(rest, scores + p), top)));
+  }
+  float total = 0;
+  for (p = 0; p < n; ++p) total += scores[p];
+  return 1.0f / total;
+}
+
 // attend_pair for depths that are multiples of 16, by hand: the plain
 // loop's clone sums each score's 16 lanes through memory, one after the
 // other, which costs more than the products. The lanes are summed in
 // registers here, in a tree: the scores differ from the plain loop's in
-// their last bits, as they do between CPUs with and without FMA.
+// their last bits, as they do between CPUs with and without FMA. Sixteen
+// positions' sums are formed together (sum_each16), their exponentials
+// sixteen at a time, and every chunk of the output at once, each with the
+// same operations in the same order as one at a time.
 template <typename T>
 __attribute__((target("avx512f"))) void attend_pair_avx512(
     const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
@@ -139,16 +212,46 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     for (int64_t b = 0; b < value_bytes; b += 64)
       _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
   }
-  float best = -std::numeric_limits<float>::infinity();
-  for (int64_t p = 0; p < n; ++p) {
-    const T* k = keys[p];
-    __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), load16(k));
-    for (int64_t i = 16; i < depth; i += 16)
-      acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load16(k + i), acc);
-    scores[p] = _mm512_reduce_add_ps(acc) * scale;
-    best = std::max(best, scores[p]);
+  __m512 top = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 scale16 = _mm512_set1_ps(scale);
+  for (int64_t p0 = 0; p0 < n; p0 += 16) {
+    const int64_t m = std::min<int64_t>(16, n - p0);
+    __m512 acc[16];
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < 16; ++j) {
+      if (j >= m) {
+        acc[j] = _mm512_setzero_ps();
+        continue;
+      }
+      const T* k = keys[p0 + j];
+      acc[j] = _mm512_mul_ps(_mm512_loadu_ps(q), load16(k));
+      for (int64_t i = 16; i < depth; i += 16)
+        acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load16(k + i), acc[j]);
+    }
+    const __mmask16 live = m == 16 ? 0xffff : static_cast<__mmask16>((1u << m) - 1);
+    const __m512 block = _mm512_mul_ps(sum_each16(acc), scale16);
+    _mm512_mask_storeu_ps(scores + p0, live, block);
+    top = _mm512_mask_max_ps(top, live, top, block);
   }
-  const float norm = exponentiate(scores, n, best);
+  const float best = _mm512_reduce_max_ps(top);
+  const float norm = exponentiate_avx512(scores, n, best);
+  if (value_depth <= 16 * kMaxValueVectors) {
+    // Every chunk of the output accumulates at once, one position after
+    // the other: the same sums in the same order as chunk by chunk, without
+    // waiting on each FMA in turn.
+    const int64_t chunks = value_depth / 16;
+    __m512 o[kMaxValueVectors];
+    for (int64_t c = 0; c < chunks; ++c) o[c] = _mm512_loadu_ps(out + 16 * c);
+    for (int64_t p = 0; p < n; ++p) {
+      const __m512 w = _mm512_set1_ps(scores[p] * norm);
+      const T* v = values[p];
+#pragma GCC unroll 8
+      for (int64_t c = 0; c < kMaxValueVectors; ++c)
+        if (c < chunks) o[c] = _mm512_fmadd_ps(w, load16(v + 16 * c), o[c]);
+    }
+    for (int64_t c = 0; c < chunks; ++c) _mm512_storeu_ps(out + 16 * c, o[c]);
+    return;
+  }
   for (int64_t i = 0; i < value_depth; i += 16) {
     __m512 o = _mm512_loadu_ps(out + i);
     for (int64_t p = 0; p < n; ++p)

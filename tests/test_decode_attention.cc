@@ -36,18 +36,20 @@ std::shared_ptr<t2t::Transformer> dropout_free_transformer(uint64_t seed) {
 
 TEST_CASE("attend_slots equals attention over the gathered history", "[decode_attention]") {
   torch::manual_seed(3);
-  // Depths of 16s take the vectorized kernel where the CPU has one.
-  for (const auto& [depth, value_depth] :
-       std::vector<std::pair<int64_t, int64_t>>{{12, 10}, {32, 32}, {64, 48}}) {
+  // Depths of 16s take the vectorized kernel where the CPU has one (value
+  // depths past 128 its loop without registers for the whole output);
+  // lengths past 16 its scores in several blocks of 16.
+  for (const auto& [depth, value_depth] : std::vector<std::pair<int64_t, int64_t>>{
+           {12, 10}, {32, 32}, {64, 48}, {16, 160}}) {
   INFO("depth " << depth << ", value depth " << value_depth);
-  const int64_t rows = 6, heads = 4, num_slots = 9, capacity = 16;
+  const int64_t rows = 6, heads = 4, num_slots = 9, capacity = 40;
   const auto keys = torch::randn({num_slots, heads, capacity, depth});
   const auto values = torch::randn({num_slots, heads, capacity, value_depth});
   const auto slots = torch::randint(0, num_slots, {rows, capacity}, torch::kLong);
   // Queries as a strided view, as the fused projection hands them over.
   const auto q = torch::randn({rows, 3 * heads * depth}).narrow(1, 0, heads * depth).view({rows, heads, depth});
   const double scale = 0.3;
-  for (int64_t length : {1, 5, 16}) {
+  for (int64_t length : {1, 5, 16, 17, 40}) {
     INFO("length " << length);
     const auto got = t2t::attend_slots(q, keys, values, slots, length, scale);
     REQUIRE(got.sizes() == torch::IntArrayRef({rows, heads * value_depth}));
