@@ -298,12 +298,15 @@ void check_last_contiguous(const at::Tensor& t, const char* name) {
               " needs a contiguous last dimension, got strides ", t.strides());
 }
 
-// The shared loop over (row, head) pairs. `key_at(row, head, p)` /
-// `value_at(row, head, p)` give the vectors, `visible(row, p)` says whether
-// position p counts.
+// The shared loop over (row, head) pairs. `key_at(row, p)` /
+// `value_at(row, p)` give head 0's vectors, which are `key_head` /
+// `value_head` elements apart from one head to the next; `visible(row, p)`
+// says whether position p counts. A row's positions are looked up once for
+// all its heads.
 template <typename T, typename KeyAt, typename ValueAt, typename Visible>
 at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, double scale,
-                  KeyAt key_at, ValueAt value_at, Visible visible) {
+                  KeyAt key_at, ValueAt value_at, int64_t key_head, int64_t value_head,
+                  Visible visible) {
   const int64_t rows = q.size(0), heads = q.size(1), depth = q.size(2);
   auto out = at::zeros({rows, heads * value_depth}, q.options());
   const float* qp = q.data_ptr<float>();
@@ -316,15 +319,24 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
   const AttendPair<T> pair = pick_attend_pair<T>(depth, value_depth);
   at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(static_cast<size_t>(positions));
-    std::vector<const T*> k(static_cast<size_t>(positions)), v(k.size());
+    std::vector<const T*> k0(static_cast<size_t>(positions)), v0(k0.size()), k(k0.size()),
+        v(k0.size());
+    int64_t row = -1, n = 0;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t r = i / heads, h = i % heads;
-      int64_t n = 0;
-      for (int64_t p = 0; p < positions; ++p) {
-        if (!visible(r, p)) continue;
-        k[n] = key_at(r, h, p);
-        v[n] = value_at(r, h, p);
-        ++n;
+      if (r != row) {
+        row = r;
+        n = 0;
+        for (int64_t p = 0; p < positions; ++p) {
+          if (!visible(r, p)) continue;
+          k0[n] = key_at(r, p);
+          v0[n] = value_at(r, p);
+          ++n;
+        }
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        k[j] = k0[j] + h * key_head;
+        v[j] = v0[j] + h * value_head;
       }
       pair(qp + r * q_row + h * q_head, k.data(), v.data(), n, depth, value_depth, s,
            scores.data(), op + r * heads * value_depth + h * value_depth);
@@ -333,8 +345,9 @@ at::Tensor attend(const at::Tensor& q, int64_t positions, int64_t value_depth, d
   return out;
 }
 
-// attend() over keys and values of either type: key_offset(row, head, p)
-// and value_offset(row, head, p) are the vectors' offsets in elements.
+// attend() over keys and values of either type: key_offset(row, p) and
+// value_offset(row, p) are head 0's vectors' offsets in elements; the
+// heads follow at the tensors' head strides (dimension 1).
 template <typename KeyOffset, typename ValueOffset, typename Visible>
 at::Tensor attend_cache(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                         int64_t positions, double scale, KeyOffset key_offset,
@@ -345,8 +358,9 @@ at::Tensor attend_cache(const at::Tensor& q, const at::Tensor& keys, const at::T
     const T* vp = elements<T>(values);
     return attend<T>(
         q, positions, values.size(3), scale,
-        [&](int64_t r, int64_t h, int64_t p) { return kp + key_offset(r, h, p); },
-        [&](int64_t r, int64_t h, int64_t p) { return vp + value_offset(r, h, p); }, visible);
+        [&](int64_t r, int64_t p) { return kp + key_offset(r, p); },
+        [&](int64_t r, int64_t p) { return vp + value_offset(r, p); }, keys.stride(1),
+        values.stride(1), visible);
   };
   return keys.scalar_type() == at::kBFloat16 ? run(uint16_t{}) : run(float{});
 }
@@ -385,8 +399,8 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
   auto slot = [&](int64_t r, int64_t p) { return table[r * table_row + p]; };
   return attend_cache(
       q, keys, values, length, scale,
-      [&](int64_t r, int64_t h, int64_t p) { return slot(r, p) * ks[0] + h * ks[1] + p * ks[2]; },
-      [&](int64_t r, int64_t h, int64_t p) { return slot(r, p) * vs[0] + h * vs[1] + p * vs[2]; },
+      [&](int64_t r, int64_t p) { return slot(r, p) * ks[0] + p * ks[2]; },
+      [&](int64_t r, int64_t p) { return slot(r, p) * vs[0] + p * vs[2]; },
       [](int64_t, int64_t) { return true; });
 }
 
@@ -438,8 +452,8 @@ at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::
   const auto ks = keys.strides(), vs = values.strides();
   return attend_cache(
       q, keys, values, length, scale,
-      [&](int64_t r, int64_t h, int64_t p) { return (r / group) * ks[0] + h * ks[1] + p * ks[2]; },
-      [&](int64_t r, int64_t h, int64_t p) { return (r / group) * vs[0] + h * vs[1] + p * vs[2]; },
+      [&](int64_t r, int64_t p) { return (r / group) * ks[0] + p * ks[2]; },
+      [&](int64_t r, int64_t p) { return (r / group) * vs[0] + p * vs[2]; },
       [&](int64_t r, int64_t p) { return kept[(r / group) * length + p]; });
 }
 
