@@ -14,8 +14,10 @@ namespace t2t {
 namespace {
 
 // The sum of x[0, n), or of (x - center)^2 with `squares`: 16 lanes, each
-// summing every 16th value in order, then the lanes pairwise. Plain loops
-// that the compiler vectorizes without reassociating anything.
+// summing every 16th value in order, then the lanes pairwise: an order of
+// additions fixed whatever the CPU. (GCC's vector clones of these loops
+// keep the lanes in scalar registers; normalize_rows_avx512 below is the
+// fast one.)
 template <bool squares>
 __attribute__((always_inline)) inline float lane_sum(const float* x, int64_t n, float center) {
   float lanes[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -135,9 +137,8 @@ at::Tensor cpu_layer_norm(const at::Tensor& x, const at::Tensor& weight, const a
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / n);
   const NormalizeRows normalize = pick_normalize_rows(n);
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
-    normalize(xp + begin * x_row, x_row, yp + begin * n, end - begin, n,
-                   scale.data_ptr<float>(), shift.data_ptr<float>(),
-                   static_cast<float>(epsilon));
+    normalize(xp + begin * x_row, x_row, yp + begin * n, end - begin, n, scale.data_ptr<float>(),
+              shift.data_ptr<float>(), static_cast<float>(epsilon));
   });
   return y;
 }

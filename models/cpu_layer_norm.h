@@ -7,7 +7,7 @@
 // layer and step (transformer_base int8: ~3% of decoding's thread time).
 // The arithmetic is T2T's (layer_norm_compute): mean, then the mean of the
 // squared deviations, then (x - mean) * rsqrt(variance + epsilon) * scale
-// + bias, with sums in 16 fixed lanes added in a fixed order, so a row's
+// + bias, with sums in fixed lanes added in a fixed order, so a row's
 // result does not depend on the rows beside it.
 #pragma once
 

@@ -147,8 +147,8 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 exp_nonpositive1
 
 // The sums of 16 vectors' lanes, lane j holding a[j]'s: the same pairs of
 // additions as _mm512_reduce_add_ps (halves, quarters, then within each
-// four), so each sum has the same bits, for four additions a vector
-// instead of eight.
+// four), so each sum has the same bits, for about three operations a
+// vector instead of eight.
 __attribute__((target("avx512f"), always_inline)) inline __m512 sum_each16(const __m512* a) {
   __m512 x[8], y[4], z[2];
   for (int i = 0; i < 8; ++i)  // lane j + 8 onto lane j
