@@ -79,25 +79,14 @@ template <class Ahead>
 void panel_product(const float* x, int64_t rows, int64_t in, const float* panels, int64_t out,
                    const float* bias, float* y, bool relu, int64_t begin, int64_t end) {
   const int64_t panel_size = in * kPanel;
-  for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
-    const int64_t chunk = std::min(kRowChunk, rows - r0);
-    const int64_t groups = (chunk + kRows - 1) / kRows;
-    const PanelReadAhead plan(panel_size * 4, groups, in);
-    for (int64_t p = begin; p < end; ++p) {
-      const float* panel = panels + p * panel_size;
-      // After the last panel, the first again for the next chunk of rows.
-      const float* next = p + 1 < end ? panel + panel_size
-                          : r0 + chunk < rows ? panels + begin * panel_size
-                                              : nullptr;
-      const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t r = r0 + g * kRows, n = std::min(kRows, r0 + chunk - r);
-        kPanelRows<Ahead>[n](x + r * in, in, panel, in, bias ? bias + col : nullptr,
-                             y + r * out + col, out, cols, relu,
-                             plan.for_group<Ahead>(panel, next, g));
-      }
-    }
-  }
+  for_each_panel_call<Ahead>(
+      panels, panel_size * 4, begin, end, rows, kRowChunk, kRows, in,
+      [&](int64_t p, int64_t r, int64_t n, Ahead ahead) {
+        const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
+        kPanelRows<Ahead>[n](x + r * in, in, panels + p * panel_size, in,
+                             bias ? bias + col : nullptr, y + r * out + col, out, cols, relu,
+                             ahead);
+      });
 }
 #endif
 

@@ -107,4 +107,32 @@ class PanelReadAhead {
   int64_t share_ = 0, stride_ = 0, second_ = 0;
 };
 
+// The loop both panel products run: panels [begin, end) of a packed weight
+// (`panels`, each `panel_bytes`), rows [0, rows) in chunks of `chunk_rows`
+// (every panel for a chunk before the next chunk), each panel's rows in
+// groups of at most `group_rows`: call(p, r, n, ahead) for panel p and rows
+// [r, r + n), with `ahead` that call's share of the next panel (after the
+// last, the first again for the next chunk) over its `steps` steps.
+template <class Ahead, class Call>
+void for_each_panel_call(const void* panels, int64_t panel_bytes, int64_t begin, int64_t end,
+                         int64_t rows, int64_t chunk_rows, int64_t group_rows, int64_t steps,
+                         Call&& call) {
+  const char* base = static_cast<const char*>(panels);
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const int64_t chunk = std::min(chunk_rows, rows - r0);
+    const int64_t groups = (chunk + group_rows - 1) / group_rows;
+    const PanelReadAhead plan(panel_bytes, groups, steps);
+    for (int64_t p = begin; p < end; ++p) {
+      const char* panel = base + p * panel_bytes;
+      const char* next = p + 1 < end          ? panel + panel_bytes
+                         : r0 + chunk < rows ? base + begin * panel_bytes
+                                             : nullptr;
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r = r0 + g * group_rows;
+        call(p, r, std::min(group_rows, r0 + chunk - r), plan.for_group<Ahead>(panel, next, g));
+      }
+    }
+  }
+}
+
 }  // namespace t2t

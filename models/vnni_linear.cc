@@ -127,31 +127,21 @@ constexpr VnniRows<Ahead> kVnniRows[kRows + 1] = {
     vnni_rows<4, Ahead>, vnni_rows<5, Ahead>, vnni_rows<6, Ahead>};
 
 // The quantized rows `codes` times the panels [begin, end) into y; with
-// PanelPrefetch, each panel's calls read the next one ahead (as cpu_linear.cc).
+// PanelPrefetch, each panel's calls read the next one ahead.
 template <class Ahead>
 void vnni_product(const uint8_t* codes, int64_t rows, int64_t in4, const int8_t* panels,
                   int64_t out, const int32_t* sums, const float* scales, const float* bias,
                   const float* row_scales, const int32_t* zeros, float* y, int64_t begin,
                   int64_t end) {
   const int64_t quads = in4 / 4, panel_size = in4 * kPanel;
-  for (int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
-    const int64_t chunk = std::min(kRowChunk, rows - r0);
-    const int64_t groups = (chunk + kRows - 1) / kRows;
-    const PanelReadAhead plan(panel_size, groups, quads);
-    for (int64_t p = begin; p < end; ++p) {
-      const int8_t* panel = panels + p * panel_size;
-      const int8_t* next = p + 1 < end ? panel + panel_size
-                           : r0 + chunk < rows ? panels + begin * panel_size
-                                               : nullptr;
-      const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t r = r0 + g * kRows, n = std::min(kRows, r0 + chunk - r);
-        kVnniRows<Ahead>[n](codes + r * in4, in4, panel, quads, sums + col, scales + col,
-                            bias + col, row_scales + r, zeros + r, y + r * out + col, out, cols,
-                            plan.for_group<Ahead>(panel, next, g));
-      }
-    }
-  }
+  for_each_panel_call<Ahead>(
+      panels, panel_size, begin, end, rows, kRowChunk, kRows, quads,
+      [&](int64_t p, int64_t r, int64_t n, Ahead ahead) {
+        const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
+        kVnniRows<Ahead>[n](codes + r * in4, in4, panels + p * panel_size, quads, sums + col,
+                            scales + col, bias + col, row_scales + r, zeros + r,
+                            y + r * out + col, out, cols, ahead);
+      });
 }
 
 }  // namespace
