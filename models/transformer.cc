@@ -3,6 +3,7 @@
 #include "models/decode_attention.h"
 #include "models/dropout.h"
 #include "models/onednn_linear.h"
+#include "models/transformer_static_decoding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -229,29 +230,25 @@ torch::Tensor Transformer::drop_symbols(const torch::Tensor& ids) const {
   return ids.masked_fill(drop.to(torch::kBool), 0);
 }
 
-torch::Tensor Transformer::add_timing(const torch::Tensor& x, int64_t start) {
-  torch::Tensor bias;
-  if (timing_) {
-    const int64_t end = start + x.size(1);
-    torch::Tensor signal;
-    {
-      // Batches may be decoded on several threads at once.
-      std::lock_guard<std::mutex> lock(timing_mutex_);
-      if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
-          timing_signal_.device() != x.device() ||
-          timing_signal_.scalar_type() != x.scalar_type()) {
-        const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
-        const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
-        // In the activations' type: a bf16 model (--quantize=bf16) adds it
-        // in bf16 rather than turn its activations into float32.
-        timing_signal_ =
-            timing_signal_1d(positions, config_.hidden_size).to(x.device(), x.scalar_type());
-      }
-      signal = timing_signal_;
-    }
-    bias = signal.narrow(0, start, x.size(1));
+torch::Tensor Transformer::timing_signal(int64_t end, const torch::Tensor& like) {
+  // Batches may be decoded on several threads at once.
+  std::lock_guard<std::mutex> lock(timing_mutex_);
+  if (!timing_signal_.defined() || timing_signal_.size(0) < end ||
+      timing_signal_.device() != like.device() ||
+      timing_signal_.scalar_type() != like.scalar_type()) {
+    const int64_t cached = timing_signal_.defined() ? timing_signal_.size(0) : 0;
+    const int64_t positions = std::max<int64_t>({end, 2 * cached, 256});
+    // In the activations' type: a bf16 model (--quantize=bf16) adds it
+    // in bf16 rather than turn its activations into float32.
+    timing_signal_ =
+        timing_signal_1d(positions, config_.hidden_size).to(like.device(), like.scalar_type());
   }
-  return bias.defined() ? x + bias : x;
+  return timing_signal_;
+}
+
+torch::Tensor Transformer::add_timing(const torch::Tensor& x, int64_t start) {
+  if (!timing_) return x;
+  return x + timing_signal(start + x.size(1), x).narrow(0, start, x.size(1));
 }
 
 std::pair<torch::Tensor, torch::Tensor> Transformer::encode(const torch::Tensor& inputs) {
@@ -380,6 +377,7 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
   if (!causal_) {
     throw Error("incremental decoding needs causal_decoder_self_attention=true.");
   }
+  if (static_decoding_ && !is_training()) return start_static_decoding(inputs);
   torch::NoGradGuard no_grad;
   auto state = std::make_unique<TransformerDecoderState>();
   torch::Tensor memory;
@@ -401,6 +399,8 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
 }
 
 void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) {
+  if (auto* fixed = dynamic_cast<StaticTransformerState*>(&base))
+    return static_reorder_state(*fixed, index);
   auto* state = dynamic_cast<TransformerDecoderState*>(&base);
   if (!state) return T2TModel::reorder_state(base, index);
   torch::NoGradGuard no_grad;
@@ -453,6 +453,8 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   TORCH_CHECK(last_ids.dim() == 1 && last_ids.size(0) == state.batch_size(), "last_ids must be [",
               state.batch_size(), "], got ", last_ids.sizes());
   torch::NoGradGuard no_grad;
+  if (auto* fixed = dynamic_cast<StaticTransformerState*>(&state))
+    return static_decode_step(*fixed, last_ids);
   auto x = embed(target_embedding_, last_ids.reshape({-1, 1}));
   x = t2t::dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
   auto* own = dynamic_cast<TransformerDecoderState*>(&state);

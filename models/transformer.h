@@ -19,6 +19,10 @@
 
 namespace t2t {
 
+class StaticDecodingArena;
+struct StaticStepShape;
+struct StaticTransformerState;
+
 class Transformer : public T2TModel {
  public:
   // Throws t2t::Error for hyperparameters it cannot honour.
@@ -38,6 +42,10 @@ class Transformer : public T2TModel {
   std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) override;
   torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
   void reorder_state(DecoderState& state, const torch::Tensor& index) override;
+  // Static shapes and CUDA graphs: transformer_static_decoding.cc.
+  void set_static_decoding(bool on, bool graphs) override;
+  // The decoding steps captured into CUDA graphs so far.
+  size_t decode_graphs() const;
   // Every dense layer of both stacks and the softmax projection; the
   // embeddings stay float (a lookup, not a product).
   void quantize_int8() override;
@@ -90,6 +98,16 @@ class Transformer : public T2TModel {
   torch::Tensor drop_symbols(const torch::Tensor& ids) const;
   // Adds the timing signal for positions [start, start + length) of x.
   torch::Tensor add_timing(const torch::Tensor& x, int64_t start);
+  // The timing signal [positions >= end, hidden] on x's device and in its
+  // type.
+  torch::Tensor timing_signal(int64_t end, const torch::Tensor& like);
+
+  std::unique_ptr<DecoderState> start_static_decoding(const torch::Tensor& inputs);
+  torch::Tensor static_decode_step(StaticTransformerState& state, const torch::Tensor& last_ids);
+  void static_reorder_state(StaticTransformerState& state, const torch::Tensor& index);
+  // The work of one step of `shape`, all of it on the arena's buffers:
+  // what a graph captures.
+  torch::Tensor static_step_body(const StaticStepShape& shape);
 
   TransformerLayerConfig config_;
   double embedding_scale_ = 1.0;
@@ -110,6 +128,8 @@ class Transformer : public T2TModel {
   PrePostProcess encoder_final_{nullptr};
   PrePostProcess decoder_final_{nullptr};
   torch::Tensor timing_signal_;  // [positions, hidden], grown on demand
+  bool static_decoding_ = false, decode_graphs_ = false;
+  std::shared_ptr<StaticDecodingArena> arena_;  // with static_decoding_
   std::mutex timing_mutex_;      // guards timing_signal_
 };
 

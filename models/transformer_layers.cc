@@ -379,6 +379,33 @@ torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x
                 values.narrow(2, 0, length + 1), torch::Tensor(), false);
 }
 
+torch::Tensor MultiheadAttentionImpl::static_self_attention_step(
+    const torch::Tensor& x, const torch::Tensor& keys, const torch::Tensor& values,
+    const torch::Tensor& position, const torch::Tensor& mask, int64_t positions) {
+  auto parts =
+      qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
+  // index_copy_ takes the position from the device: a graph replays it at
+  // whatever position the step is.
+  keys.index_copy_(2, position, split_heads(parts[1]));
+  values.index_copy_(2, position, split_heads(parts[2]));
+  const auto out = attend_few_queries(split_heads(parts[0]), keys.narrow(2, 0, positions),
+                                      values.narrow(2, 0, positions), mask, query_scale());
+  return output_->forward(out.transpose(1, 2).reshape({x.size(0), 1, value_channels_}));
+}
+
+torch::Tensor MultiheadAttentionImpl::static_memory_attention_step(const torch::Tensor& x,
+                                                                   const torch::Tensor& keys,
+                                                                   const torch::Tensor& values,
+                                                                   const torch::Tensor& mask,
+                                                                   int64_t group) {
+  const int64_t rows = x.size(0);
+  // [rows, 1, heads * depth] -> [memory rows, heads, group, depth]
+  const auto q = q_->forward(x).view({keys.size(0), group, num_heads_, -1}).transpose(1, 2);
+  const auto out = attend_few_queries(q, keys, values, mask, query_scale());
+  return output_->forward(out.transpose(1, 2).reshape({keys.size(0), group, value_channels_}))
+      .view({rows, 1, -1});
+}
+
 FeedForwardImpl::FeedForwardImpl(const TransformerLayerConfig& c) : dropout_(c.relu_dropout) {
   conv1_ = register_module("conv1", dense(c.hidden_size, c.filter_size, true, c));
   conv2_ = register_module("conv2", dense(c.filter_size, c.hidden_size, true, c));
@@ -454,6 +481,22 @@ torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, 
   x = post_self_(x, y);
   y = memory_attention_->memory_attention_step(pre_memory_(torch::Tensor(), x), cache.memory_keys,
                                                cache.memory_values, memory_mask, group);
+  x = post_memory_(x, y);
+  y = ffn_(pre_ffn_(torch::Tensor(), x));
+  return post_ffn_(x, y);
+}
+
+torch::Tensor DecoderLayerImpl::static_step(torch::Tensor x, const DecoderLayerCache& cache,
+                                            const torch::Tensor& position,
+                                            const torch::Tensor& self_mask, int64_t positions,
+                                            const torch::Tensor& memory_mask, int64_t group) {
+  auto y = self_attention_->static_self_attention_step(
+      pre_self_(torch::Tensor(), x), cache.self_keys, cache.self_values, position, self_mask,
+      positions);
+  x = post_self_(x, y);
+  y = memory_attention_->static_memory_attention_step(pre_memory_(torch::Tensor(), x),
+                                                      cache.memory_keys, cache.memory_values,
+                                                      memory_mask, group);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);

@@ -129,6 +129,22 @@ class MultiheadAttentionImpl : public torch::nn::Module {
                                     torch::Tensor& values, int64_t length,
                                     const torch::Tensor& slots = torch::Tensor());
 
+  // The two steps above at static shapes (static_decoding.h), every tensor
+  // a view of buffers at fixed addresses and no size read from the device.
+  // Self-attention: x [rows, 1, hidden] writes its key and value at
+  // `position` ([1] int64, on the device) of keys/values [rows, heads,
+  // capacity, depth] and attends to their first `positions` positions where
+  // `mask` [1, 1, 1, positions] allows.
+  torch::Tensor static_self_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
+                                           const torch::Tensor& values,
+                                           const torch::Tensor& position,
+                                           const torch::Tensor& mask, int64_t positions);
+  // Encoder-decoder attention as memory_attention_step, with keys/values
+  // [rows / group, heads, source, depth] possibly strided.
+  torch::Tensor static_memory_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
+                                             const torch::Tensor& values,
+                                             const torch::Tensor& mask, int64_t group);
+
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;
   double query_scale() const;
@@ -200,6 +216,13 @@ class DecoderLayerImpl : public torch::nn::Module {
   torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
                      const torch::Tensor& memory_mask, int64_t group = 1,
                      const torch::Tensor& slots = torch::Tensor());
+
+  // step() at static shapes (static_decoding.h): `cache` holds views of the
+  // arena's buffers, self_mask and memory_mask are what
+  // static_self_attention_step and static_memory_attention_step take.
+  torch::Tensor static_step(torch::Tensor x, const DecoderLayerCache& cache,
+                            const torch::Tensor& position, const torch::Tensor& self_mask,
+                            int64_t positions, const torch::Tensor& memory_mask, int64_t group);
 
  private:
   bool causal_;

@@ -13,6 +13,12 @@ torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torc
   return logits.reshape({-1, logits.size(-1)}).index_select(0, labelled_positions(targets));
 }
 
+void T2TModel::set_static_decoding(bool on, bool /*graphs*/) {
+  if (on)
+    throw Error("model '" + name() + "' cannot decode at static shapes (CUDA graphs); decode it "
+                "without --cuda_graphs");
+}
+
 void T2TModel::quantize_int8() {
   throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
 }

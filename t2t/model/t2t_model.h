@@ -84,6 +84,15 @@ class T2TModel : public torch::nn::Module {
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
 
+  // Decoding at static shapes: the states start_decoding() makes from then
+  // on keep their buffers at fixed addresses and step at a few bucketed
+  // sizes, so that with `graphs` (a CUDA device only) each size's step is
+  // captured into a CUDA graph the second time it comes and replayed from
+  // then on, one launch for the whole step. Results equal the usual steps'
+  // up to rounding. decode_step's logits stay the caller's. The default
+  // throws t2t::Error naming the model unless `on` is false.
+  virtual void set_static_decoding(bool on, bool graphs);
+
   // Switches the model to int8 weights with activations quantized per call,
   // for decoding on the CPU; the float parameters are kept. The default
   // throws t2t::Error naming the model: a model opts in by implementing it,

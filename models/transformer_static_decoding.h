@@ -1,0 +1,34 @@
+// The Transformer's decoding state at static shapes (static_decoding.h):
+// what start_decoding() returns once set_static_decoding() is on.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "t2t/core/cuda_graph.h"
+#include "t2t/model/t2t_model.h"
+
+namespace t2t {
+
+class StaticDecodingArena;
+
+// The batch's caches are the arena's leading rows; this holds the arena for
+// the whole search. DecoderState::layers stay empty and encoder_output is
+// [rows, 0, hidden], for batch_size().
+struct StaticTransformerState : DecoderState {
+  StaticDecodingArena* arena = nullptr;
+  std::unique_lock<std::mutex> hold;  // the arena's `busy`
+  // On a GPU: graphs are captured on a stream other than the default one,
+  // and the whole search runs there.
+  std::optional<UseSideStream> stream;
+  int64_t memory_rows = 0;  // sentences: rows of the encoder-decoder keys
+  int64_t group = 1;        // rows per memory row (the beams)
+  int64_t source = 0;       // the source length's bucket
+  // Per row, the arena row whose history it continues, applied by the next
+  // step (inside its graph); empty: each row its own.
+  std::vector<int64_t> pending;
+};
+
+}  // namespace t2t
