@@ -240,6 +240,41 @@ TEST_CASE("beam search on CUDA returns the CPU's hypotheses", "[cuda]") {
   }
 }
 
+TEST_CASE("beam search with its steps replayed as CUDA graphs returns the uncaptured hypotheses",
+          "[cuda]") {
+  if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
+  auto usual = tiny_model(kCuda), graphed = tiny_model(kCuda);
+  usual->eval();
+  graphed->eval();
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& m : {usual, graphed})
+      for (auto& p : m->parameters()) p.mul_(3.0);
+  }
+  graphed->set_static_decoding(true, true);
+  t2t::SearchOptions o;
+  o.beam_size = 4;
+  o.extra_length = 20;
+  // The same batches twice: the second time every shape replays a graph.
+  for (int round = 0; round < 2; ++round)
+    for (int seed : {5, 6, 7}) {
+      auto inputs = random_batch(seed, 3 + seed, 4 + seed, 2).inputs;
+      for (int64_t r = 0; r < inputs.size(0); ++r) {
+        const int64_t n = inputs[r].ne(0).sum().item<int64_t>();
+        inputs[r][n - 1] = t2t::kEosId;
+      }
+      const auto want = t2t::beam_search(*usual, inputs.to(kCuda), o);
+      const auto got = t2t::beam_search(*graphed, inputs.to(kCuda), o);
+      REQUIRE(got.size() == want.size());
+      for (size_t s = 0; s < want.size(); ++s) {
+        INFO("round " << round << ", batch " << seed << ", sentence " << s);
+        CHECK(got[s][0].ids == want[s][0].ids);
+        CHECK(got[s][0].score == Approx(want[s][0].score).epsilon(1e-4).margin(1e-5));
+      }
+    }
+  CHECK(graphed->decode_graphs() > 0);
+}
+
 TEST_CASE("a reader for a CUDA run hands out pinned batches", "[cuda]") {
   if (t2t::cuda_device_count() == 0) T2T_SKIP("no CUDA device");
   TempDir dir("cuda_pinned");
@@ -327,13 +362,17 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
     return run_command(
         "./t2t-decoder --problem=translate_enzh_sample --model=transformer "
         "--hparams_set=transformer_tiny --data_dir=" + data + " --output_dir=" + (dir / "run_none") +
-        " --decode_hparams='beam_size=4,num_samples=60,log_results=false' --decode_to_file=" + to +
-        " --device=" + device);
+        " --decode_hparams='beam_size=4,num_samples=60,log_results=false,batch_size=8' "
+        "--decode_to_file=" + to + " --device=" + device);
   };
   auto gpu = decode("cuda", dir / "gpu");
   INFO(gpu.output);
   REQUIRE(gpu.exit_code == 0);
   REQUIRE(decode("cpu", dir / "cpu").exit_code == 0);
+  auto graphs = decode("cuda --cuda_graphs", dir / "graphs");
+  INFO(graphs.output);
+  REQUIRE(graphs.exit_code == 0);
+  CHECK_THAT(graphs.output, Catch::Contains("replayed as CUDA graphs"));
   auto lines = [](const std::string& path) {
     std::ifstream in(path);
     std::vector<std::string> out;
@@ -342,12 +381,18 @@ TEST_CASE("t2t-trainer and t2t-decoder run on CUDA", "[cuda][e2e]") {
   };
   const std::string suffix = ".transformer.transformer_tiny.translate_enzh_sample.beam4.alpha0.6.decodes";
   const auto g = lines(dir / ("gpu" + suffix)), c = lines(dir / ("cpu" + suffix));
+  const auto gg = lines(dir / ("graphs" + suffix));
   REQUIRE(g.size() == 60);
   REQUIRE(c.size() == g.size());
-  size_t same = 0;
-  for (size_t i = 0; i < g.size(); ++i) same += g[i] == c[i];
+  REQUIRE(gg.size() == g.size());
+  size_t same = 0, same_graphed = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    same += g[i] == c[i];
+    same_graphed += gg[i] == g[i];
+  }
   // Rounding may turn a near-tie the other way in a sentence or two.
   CHECK(same >= g.size() - 3);
+  CHECK(same_graphed >= g.size() - 3);
 }
 
 TEST_CASE("the CUDA random state comes back from its bytes", "[cuda]") {

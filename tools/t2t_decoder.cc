@@ -106,6 +106,12 @@ int decode(const cxxopts::ParseResult& flags) {
   const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
   const std::string quantize = flags["quantize"].as<std::string>();
   t2t::check_quantize_mode(quantize, torch::Device(device));
+  const bool cuda_graphs = flags.count("cuda_graphs") > 0;
+  try {
+    t2t::check_cuda_graphs(cuda_graphs, torch::Device(device));
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::UsageError(e.what());
+  }
   auto problem = t2t::create_problem(problem_name);
   spdlog::info("{}", t2t::runtime_summary());
 
@@ -140,7 +146,7 @@ int decode(const cxxopts::ParseResult& flags) {
   t2t::LoadedModel loaded = t2t::load_for_decoding(
       *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
       flags["checkpoint_path"].as<std::string>(), torch::Device(device));
-  t2t::prepare_for_decoding(*loaded.model, quantize);
+  t2t::prepare_for_decoding(*loaded.model, quantize, cuda_graphs);
   const std::string search =
       score_path.empty() ? fmt::format(", beam_size {}, alpha {}{}", options.search.beam_size,
                                        options.search.alpha,
@@ -153,6 +159,7 @@ int decode(const cxxopts::ParseResult& flags) {
                : quantize == "none"        ? ""
                                            : ", " + quantize + " weights",
                options.batch_size, search);
+  if (cuda_graphs) spdlog::info("decoding steps at static shapes, replayed as CUDA graphs");
   t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
                        torch::Device(device));
 

@@ -147,6 +147,12 @@ int serve(const cxxopts::ParseResult& flags) {
   spec.device = torch::Device(t2t::resolve_device(flags["device"].as<std::string>()));
   spec.quantize = flags["quantize"].as<std::string>();
   t2t::check_quantize_mode(spec.quantize, spec.device);
+  spec.cuda_graphs = flags.count("cuda_graphs") > 0;
+  try {
+    t2t::check_cuda_graphs(spec.cuda_graphs, spec.device);
+  } catch (const t2t::Error& e) {
+    throw UsageError(e.what());
+  }
   spec.problem = t2t::create_problem(problem_name);
   spec.model_name = model_name;
   spec.data_dir = data_dir;
@@ -160,8 +166,9 @@ int serve(const cxxopts::ParseResult& flags) {
                        ? t2t::parallel_batches(spec.options.parallel_batches, config.threads, INT_MAX)
                        : 1;
   spdlog::info("{}", t2t::runtime_summary());
-  spdlog::info("problem {}, model {}, device {}{}", problem_name, model_name, spec.device.str(),
-               spec.quantize == "none" ? "" : ", " + spec.quantize + " weights");
+  spdlog::info("problem {}, model {}, device {}{}{}", problem_name, model_name, spec.device.str(),
+               spec.quantize == "none" ? "" : ", " + spec.quantize + " weights",
+               spec.cuda_graphs ? ", decoding steps replayed as CUDA graphs" : "");
   t2t::ModelHolder models(std::move(spec));
   return t2t::serve(config, models);
 }

@@ -74,6 +74,7 @@ struct Options {
   int64_t passes = 1;
   int parallel_batches = 0;
   torch::Device device = torch::kCPU;
+  bool cuda_graphs = false;  // only reported: prepare_for_decoding set it up
   std::string write_ids;
   std::string profile;
 };
@@ -295,6 +296,7 @@ void run(Workload& w, const Options& opt, int threads) {
     << opt.beam_size << ", \"batch_size\": " << opt.batch_size << ", \"alpha\": " << opt.alpha
     << ", \"extra_length\": " << opt.extra_length << ", \"threads\": " << threads
     << ", \"device\": " << json_string(opt.device.str())
+    << ", \"cuda_graphs\": " << (opt.cuda_graphs ? "true" : "false")
     << ", \"parallel_batches\": " << workers
     << ", \"sentences\": " << w.sources.size() << ", \"input_tokens\": " << input_tokens
     << ", \"output_tokens\": " << output_tokens << ", \"finished\": " << finished
@@ -368,12 +370,16 @@ int main(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value("none"))  //
       ("device", "cpu, cuda, cuda:N or auto, as t2t-decoder's flag.",
        cxxopts::value<std::string>()->default_value("cpu"))  //
+      ("cuda_graphs", "As t2t-decoder's flag: static shapes, each step replayed as a CUDA "
+       "graph (--device=cuda).")  //
       ("h,help", "Print this help.");
   return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
     const std::string quantize = flags["quantize"].as<std::string>();
     const torch::Device device(t2t::resolve_device(flags["device"].as<std::string>()));
     t2t::check_quantize_mode(quantize, device);
+    const bool cuda_graphs = flags.count("cuda_graphs") > 0;
+    t2t::check_cuda_graphs(cuda_graphs, device);
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
@@ -400,7 +406,7 @@ int main(int argc, char** argv) {
       if (!run_dir.empty()) write_run(w, run_dir);
       return 0;
     }
-    t2t::prepare_for_decoding(*w.model, quantize);
+    t2t::prepare_for_decoding(*w.model, quantize, cuda_graphs);
     w.name += quantize == "none" ? "" : "-" + quantize;
     Options opt;
     opt.beam_size = flags["beam_size"].as<int64_t>();
@@ -417,6 +423,7 @@ int main(int argc, char** argv) {
       throw t2t::Error("--batch_size and --passes must be >= 1");
     if (opt.warmup_batches < -1)
       throw t2t::Error("--warmup_batches must be >= 0, or -1 for one whole untimed pass");
+    opt.cuda_graphs = cuda_graphs;
     run(w, opt, threads);
     return 0;
   });

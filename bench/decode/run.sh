@@ -24,7 +24,10 @@
 # its decode length; EXTRA_LENGTH for it, 30), DEVICE (cpu; cuda or cuda:N
 # decodes on a GPU on both sides, one batch at a time, and leaves out the
 # preloaded-allocator row), QUANTIZE (none; bf16: ours --quantize=bf16, the
-# reference --dtype=bfloat16; int8: ours only).
+# reference --dtype=bfloat16; int8: ours only), CUDA_GRAPHS (0; 1: ours
+# with --cuda_graphs, each decoding step replayed as a CUDA graph, after an
+# untimed pass over the sources in which each step shape was captured once:
+# a one-time cost of the process, as a compilation).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 WORK=${WORK:-/tmp/t2t_bench_decode}
@@ -77,6 +80,7 @@ for run in $(seq "$RUNS"); do
       common=(--beam_size="$beam" --batch_size="$batch" --extra_length="$extra" --threads="$THREADS"
               --passes="$passes" --device="$DEVICE")
       ours_flags=(--quantize="${QUANTIZE:-none}")
+      [ "${CUDA_GRAPHS:-0}" = 1 ] && ours_flags+=(--cuda_graphs --warmup_batches=-1)
       ref_flags=()
       [ "${QUANTIZE:-none}" = bf16 ] && ref_flags=(--dtype=bfloat16)
       ids() {

@@ -17,8 +17,9 @@
 #                eager and torch.compile: bf16, bf16 with --cuda_graphs, then
 #                float32 (no TF32 on either side), then bf16 at 32,768
 #                tokens per batch
-#   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, bf16 then
-#                float32: the sample's tiny model and an untrained
+#   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, bf16, bf16
+#                with --cuda_graphs, then float32: the sample's tiny model
+#                and an untrained
 #                transformer_base, against the PyTorch reference with a
 #                key/value cache in the same type
 #   profile_decode  (after bench_decode) per-operator times of bf16 decoding
@@ -60,7 +61,7 @@ STAGES=("$@")
 # What each stage needs at most, in seconds: one that would not fit in what
 # is left of the budget is not started.
 declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [graphs]=60 [decode]=60 [bench_train]=300
-                  [bench_decode]=180 [profile_decode]=60)
+                  [bench_decode]=240 [profile_decode]=60)
 
 log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
 # Adds "name": value (JSON) to the summary's stage entry.
@@ -208,9 +209,9 @@ stage_bench_train() {
 
 stage_bench_decode() {
   local rc=0 q
-  for q in bf16 none; do
-    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" \
-      DEVICE=cuda QUANTIZE=$q RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 \
+  for q in bf16 bf16+graphs none; do
+    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$([ "$q" = bf16+graphs ] && echo 1 || echo 0) \
+      DEVICE=cuda QUANTIZE=${q%+graphs} RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 \
       UNTRAINED=transformer_base WORK="$WORK/bench_decode" \
       bash "$ROOT/bench/decode/run.sh" > "$WORK/bench_decode_$q.txt" 2>&1 || rc=1
     cat "$WORK/bench_decode_$q.txt" >> "$LOG"

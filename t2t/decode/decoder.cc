@@ -435,8 +435,16 @@ void quantize(T2TModel& model, const std::string& mode) {
 
 }  // namespace
 
-void prepare_for_decoding(T2TModel& model, const std::string& quantize_mode) {
+void check_cuda_graphs(bool cuda_graphs, const torch::Device& device) {
+  if (cuda_graphs && !device.is_cuda())
+    throw Error("--cuda_graphs captures decoding steps on a GPU: it needs --device=cuda, not --device=" +
+                device.str());
+}
+
+void prepare_for_decoding(T2TModel& model, const std::string& quantize_mode, bool cuda_graphs) {
   quantize(model, quantize_mode);
+  // After the weights are final: graphs read them where they lie.
+  if (cuda_graphs) model.set_static_decoding(true, true);
   // After quantizing: int8 layers and bf16 weights have nothing to pack.
   torch::NoGradGuard no_grad;
   model.pack_for_inference();

@@ -169,8 +169,14 @@ void check_quantize_mode(const std::string& mode, const torch::Device& device);
 // (T2TModel::pack_for_inference), and gives back the memory decoding will
 // not read: the pages of the weights so packed, and (on a thread of idle
 // priority) those of the libraries' code that only start-up ran
-// (mapped_file.h). Throws t2t::Error naming the flag when the model (or
-// this LibTorch) cannot.
-void prepare_for_decoding(T2TModel& model, const std::string& quantize);
+// (mapped_file.h). With `cuda_graphs` (--cuda_graphs, a check_cuda_graphs()
+// accepted), the model decodes at static shapes and replays each shape's
+// step as a CUDA graph (T2TModel::set_static_decoding). Throws t2t::Error
+// naming the flag when the model (or this LibTorch) cannot.
+void prepare_for_decoding(T2TModel& model, const std::string& quantize, bool cuda_graphs = false);
+
+// --cuda_graphs: refused (t2t::Error naming the flag) on a device other
+// than CUDA; call it before loading anything.
+void check_cuda_graphs(bool cuda_graphs, const torch::Device& device);
 
 }  // namespace t2t

@@ -19,7 +19,7 @@ std::shared_ptr<const ServingModel> ModelHolder::load(const std::string& checkpo
   serving->loaded = load_for_decoding(*spec_.problem, spec_.model_name, spec_.hparams,
                                       spec_.data_dir, spec_.output_dir, checkpoint_path,
                                       spec_.device);
-  prepare_for_decoding(*serving->loaded.model, spec_.quantize);
+  prepare_for_decoding(*serving->loaded.model, spec_.quantize, spec_.cuda_graphs);
   serving->decoder = std::make_unique<Decoder>(serving->loaded.model,
                                                serving->loaded.encoders.inputs,
                                                serving->loaded.encoders.targets, spec_.options,

@@ -30,6 +30,7 @@ struct ModelSpec {
   std::string checkpoint_path;  // a file, a run directory, or empty: output_dir's latest
   torch::Device device = torch::kCPU;
   std::string quantize = "none";
+  bool cuda_graphs = false;  // --cuda_graphs
   DecodeOptions options;  // the server's decode settings
 };
 
