@@ -164,7 +164,11 @@ TEST_CASE("slot-table caches decode as caches reordered in place", "[decode_atte
     for (size_t k = 0; k < slotted[s].size(); ++k) {
       INFO("sentence " << s << ", hypothesis " << k);
       CHECK(slotted[s][k].ids == reordered[s][k].ids);
-      CHECK(slotted[s][k].score == Approx(reordered[s][k].score).epsilon(1e-4));
+      // The two modes run different kernels (attention, layer norm), whose
+      // sums round differently, and differently again on CPUs without
+      // AVX-512 (AVX2 clones): over 20-odd steps of a model with weights
+      // tripled, scores part by up to ~1e-4 of their size.
+      CHECK(slotted[s][k].score == Approx(reordered[s][k].score).epsilon(1e-3));
     }
   }
 }
