@@ -158,7 +158,11 @@ TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
     const auto last = t == 0 ? torch::zeros({5}, torch::kLong) : targets.select(1, t - 1);
     const auto step = model->decode_step(*state, last);
     INFO("position " << t);
-    CHECK(relative_error(step, whole.select(1, t)) < 0.02);
+    // Within what quantizing the activations allows: per row with t2t's
+    // AVX-512 VNNI kernel (under 2%), per call through FBGEMM elsewhere,
+    // where a step's rows get other scales than the whole sequence's
+    // (2.6% measured on an AVX2 machine).
+    CHECK(relative_error(step, whole.select(1, t)) < 0.035);
   }
   CHECK(state->layers[0].self_keys.scalar_type() == torch::kBFloat16);
   // Cached decoding runs through the same int8 layers, with or without the

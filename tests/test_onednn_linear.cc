@@ -175,8 +175,15 @@ TEST_CASE("the CPU inference kernel equals at::linear, whatever the rows", "[one
                             1e-4, 1e-5));
       CHECK(torch::allclose(packed->apply(x, torch::Tensor(), false), torch::linear(x, weight),
                             1e-4, 1e-5));
-      // A row's result does not depend on the rows beside it.
-      CHECK(torch::equal(packed->apply(x.narrow(0, 0, 1), bias, false), got.narrow(0, 0, 1)));
+      // A row's result does not depend on the rows beside it: t2t's own
+      // kernel sums each output in one order. oneDNN's (CPUs without
+      // AVX-512) picks its blocking by the row count, so there it holds
+      // only up to rounding.
+      const auto alone = packed->apply(x.narrow(0, 0, 1), bias, false);
+      if (std::string(packed->kernel()) == "avx512")
+        CHECK(torch::equal(alone, got.narrow(0, 0, 1)));
+      else
+        CHECK(torch::allclose(alone, got.narrow(0, 0, 1), 1e-4, 1e-5));
     }
     // More dimensions, and a strided input.
     const auto x3 = torch::randn({2, 5, 2 * in}).narrow(2, 0, in);
