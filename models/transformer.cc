@@ -105,18 +105,6 @@ void make_room(TransformerDecoderState& state) {
   compact_slots(state, std::max<int64_t>(16, 2 * first.size(2)));
 }
 
-// The largest of `candidates` (descending) by which rows of `source`
-// [rows] can be cut into blocks of one value each.
-int64_t uniform_block(const torch::Tensor& source, const std::vector<int64_t>& candidates) {
-  for (int64_t g : candidates) {
-    if (g <= 1) return 1;
-    if (source.size(0) % g != 0) continue;
-    const auto blocks = source.reshape({-1, g});
-    if (torch::equal(blocks, blocks.select(1, 0).unsqueeze(1).expand_as(blocks))) return g;
-  }
-  return 1;
-}
-
 }  // namespace
 
 Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
@@ -430,23 +418,21 @@ void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) 
   // row share it: making beams (the batch grows by a factor), reordering
   // beams within their sentence (the grouping stays) and dropping whole
   // sentences (it stays too) copy no memory, or only the rows kept.
-  const int64_t g = state->group;
-  const auto source = g == 1 ? idx : idx.div(g, "floor");
-  std::vector<int64_t> candidates{g};
-  if (rows > 0 && new_rows > rows && new_rows % rows == 0)
-    candidates.insert(candidates.begin(), g * (new_rows / rows));
-  const int64_t group = uniform_block(source, candidates);
-  const auto kept = group == 1 ? source : source.reshape({-1, group}).select(1, 0).contiguous();
+  const auto on_host = idx.to(torch::kCPU).contiguous();
+  const MemoryGrouping grouping = memory_grouping(
+      std::vector<int64_t>(on_host.data_ptr<int64_t>(), on_host.data_ptr<int64_t>() + new_rows),
+      rows, state->group);
   const int64_t memory_rows = state->memory_mask.size(0);
-  if (!(kept.size(0) == memory_rows &&
-        torch::equal(kept, torch::arange(memory_rows, kept.options())))) {
+  if (static_cast<int64_t>(grouping.kept.size()) != memory_rows ||
+      !grouping.unchanged(memory_rows)) {
+    const auto kept = torch::tensor(grouping.kept, torch::kLong).to(idx.device());
     state->memory_mask = state->memory_mask.index_select(0, kept);
     for (auto& layer : state->layers) {
       layer.memory_keys = layer.memory_keys.index_select(0, kept);
       layer.memory_values = layer.memory_values.index_select(0, kept);
     }
   }
-  state->group = group;
+  state->group = grouping.group;
 }
 
 torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor& last_ids) {

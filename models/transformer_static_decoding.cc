@@ -29,6 +29,35 @@ void move_rows(const torch::Tensor& buffer, const torch::Tensor& order, int64_t 
 
 }  // namespace
 
+bool MemoryGrouping::unchanged(int64_t memory_rows) const {
+  if (static_cast<int64_t>(kept.size()) > memory_rows) return false;
+  for (size_t m = 0; m < kept.size(); ++m)
+    if (kept[m] != static_cast<int64_t>(m)) return false;
+  return true;
+}
+
+MemoryGrouping memory_grouping(const std::vector<int64_t>& from, int64_t rows, int64_t group) {
+  const int64_t new_rows = static_cast<int64_t>(from.size());
+  const auto uniform = [&](int64_t block) {
+    if (new_rows % block != 0) return false;
+    for (int64_t j = 0; j < new_rows; ++j)
+      if (from[j] / group != from[j - j % block] / group) return false;
+    return true;
+  };
+  std::vector<int64_t> candidates;
+  if (rows > 0 && new_rows > rows && new_rows % rows == 0)
+    candidates.push_back(group * (new_rows / rows));
+  candidates.push_back(group);
+  MemoryGrouping out;
+  for (int64_t c : candidates)
+    if (c > 1 && uniform(c)) {
+      out.group = c;
+      break;
+    }
+  for (int64_t j = 0; j < new_rows; j += out.group) out.kept.push_back(from[j] / group);
+  return out;
+}
+
 void Transformer::set_static_decoding(bool on, bool graphs) {
   static_decoding_ = on;
   decode_graphs_ = on && graphs;
@@ -78,36 +107,16 @@ void Transformer::static_reorder_state(StaticTransformerState& state, const torc
   torch::NoGradGuard no_grad;
   const auto idx = index.to(torch::kCPU, torch::kLong).contiguous();
   const int64_t rows = state.batch_size(), new_rows = idx.numel();
-  const int64_t* from = idx.data_ptr<int64_t>();
+  const std::vector<int64_t> from(idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + new_rows);
   std::vector<int64_t> continues(new_rows);
   for (int64_t j = 0; j < new_rows; ++j) {
     TORCH_CHECK(from[j] >= 0 && from[j] < rows, "reorder_state: row ", from[j], " of ", rows);
     continues[j] = state.pending.empty() ? from[j] : state.pending[from[j]];
   }
-  // Rows reading one sentence's keys come in blocks (the beams): the widest
-  // block size that fits is the new group, as reorder_state's.
-  const int64_t g = state.group;
-  const auto uniform = [&](int64_t block) {
-    if (new_rows % block != 0) return false;
-    for (int64_t j = 0; j < new_rows; ++j)
-      if (from[j] / g != from[j - j % block] / g) return false;
-    return true;
-  };
-  int64_t group = 1;
-  std::vector<int64_t> candidates;
-  if (rows > 0 && new_rows > rows && new_rows % rows == 0) candidates.push_back(g * (new_rows / rows));
-  candidates.push_back(g);
-  for (int64_t c : candidates)
-    if (c > 1 && uniform(c)) {
-      group = c;
-      break;
-    }
-  std::vector<int64_t> kept;
-  for (int64_t j = 0; j < new_rows; j += group) kept.push_back(from[j] / g);
+  const MemoryGrouping grouping = memory_grouping(from, rows, state.group);
+  const auto& kept = grouping.kept;
   const int64_t memory_rows = static_cast<int64_t>(kept.size());
-  bool same = memory_rows <= state.memory_rows;
-  for (int64_t m = 0; same && m < memory_rows; ++m) same = kept[m] == m;
-  if (!same) {
+  if (!grouping.unchanged(state.memory_rows)) {
     // The sentences' keys move now, outside the graphs: only when sentences
     // leave the batch, a few times a batch.
     auto& arena = *state.arena;
@@ -122,7 +131,7 @@ void Transformer::static_reorder_state(StaticTransformerState& state, const torc
     move_rows(arena.memory_mask, order, memory_rows, 3, state.source);
   }
   state.memory_rows = memory_rows;
-  state.group = group;
+  state.group = grouping.group;
   state.pending = std::move(continues);
   state.encoder_output = torch::empty({new_rows, 0, config_.hidden_size},
                                       state.encoder_output.options());

@@ -14,6 +14,20 @@ namespace t2t {
 
 class StaticDecodingArena;
 
+// Which encoder-decoder rows the Transformer's decoding rows read after a
+// reordering. Before it, row r read memory row r / group; `from` gives,
+// for each new row, the old row it continues (of `rows`). The new group is
+// the widest block of consecutive new rows reading one memory row: the
+// beams of a sentence made from it (group times the growth), or kept
+// together (group), else 1; `kept` is the memory row each block reads.
+struct MemoryGrouping {
+  int64_t group = 1;
+  std::vector<int64_t> kept;
+  // Whether `kept` is 0, 1, ... within `memory_rows` rows: nothing moves.
+  bool unchanged(int64_t memory_rows) const;
+};
+MemoryGrouping memory_grouping(const std::vector<int64_t>& from, int64_t rows, int64_t group);
+
 // The batch's caches are the arena's leading rows; this holds the arena for
 // the whole search. DecoderState::layers stay empty and encoder_output is
 // [rows, 0, hidden], for batch_size().
