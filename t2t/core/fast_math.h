@@ -10,9 +10,9 @@
 
 // Compiles a function for AVX-512, AVX2 and plain x86-64 and picks one at
 // load time, so that a portable build still runs the vector units. A file
-// using it is compiled with -fno-trapping-math (CMakeLists.txt): without it
-// GCC leaves exp_nonpositive's selects as branches in the AVX2 clone, and
-// the loop scalar.
+// with a line starting with it is compiled with -fno-trapping-math
+// (CMakeLists.txt): without it GCC leaves exp_nonpositive's selects as
+// branches in the AVX2 clone, and the loop scalar.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define T2T_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
