@@ -6,6 +6,7 @@
 #include <ATen/record_function.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "models/onednn_linear.h"
 #include "models/panel_prefetch.h"
@@ -62,6 +63,57 @@ __attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
     _mm512_mask_storeu_ps(y + r * ldy + 16, m_hi, o_hi);
   }
 }
+
+// The same products on CPUs with AVX2 and FMA but not AVX-512, over the same
+// panels: 8-lane registers, so a call takes up to 6 rows of one 16-column
+// half of a panel (12 accumulators). Each output is the same chain of fused
+// multiply-adds in input order, then the bias, as the AVX-512 kernel's: the
+// two give the same bits. `cols` of the half's 16 columns are real; stores
+// of a partial half go through a buffer (AMD runs vmaskmovps stores in
+// microcode, dozens of operations each).
+template <int R, class Ahead>
+__attribute__((target("avx2,fma"))) void half_panel_rows(const float* x, int64_t ldx,
+                                                         const float* half, int64_t in,
+                                                         const float* bias, float* y, int64_t ldy,
+                                                         int64_t cols, bool relu, Ahead ahead) {
+  __m256 lo[R], hi[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < in; ++k) {
+    ahead.tick();
+    const __m256 b_lo = _mm256_loadu_ps(half + k * kPanel);
+    const __m256 b_hi = _mm256_loadu_ps(half + k * kPanel + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256 a = _mm256_broadcast_ss(x + r * ldx + k);
+      lo[r] = _mm256_fmadd_ps(a, b_lo, lo[r]);
+      hi[r] = _mm256_fmadd_ps(a, b_hi, hi[r]);
+    }
+  }
+  alignas(32) float part[16] = {};
+  if (bias && cols < 16) std::memcpy(part, bias, static_cast<size_t>(cols) * sizeof(float));
+  const float* b = cols < 16 ? part : bias;
+  // Zero without a bias, as the AVX-512 kernel adds: -0 sums become +0 in both.
+  const __m256 bias_lo = bias ? _mm256_loadu_ps(b) : _mm256_setzero_ps();
+  const __m256 bias_hi = bias ? _mm256_loadu_ps(b + 8) : _mm256_setzero_ps();
+  const __m256 zero = _mm256_setzero_ps();
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __m256 o_lo = _mm256_add_ps(lo[r], bias_lo), o_hi = _mm256_add_ps(hi[r], bias_hi);
+    if (relu) {
+      o_lo = _mm256_max_ps(o_lo, zero);
+      o_hi = _mm256_max_ps(o_hi, zero);
+    }
+    if (cols == 16) {
+      _mm256_storeu_ps(y + r * ldy, o_lo);
+      _mm256_storeu_ps(y + r * ldy + 8, o_hi);
+    } else {
+      _mm256_store_ps(part, o_lo);
+      _mm256_store_ps(part + 8, o_hi);
+      std::memcpy(y + r * ldy, part, static_cast<size_t>(cols) * sizeof(float));
+    }
+  }
+}
 T2T_INTRINSICS_END
 
 template <class Ahead>
@@ -88,18 +140,69 @@ void panel_product(const float* x, int64_t rows, int64_t in, const float* panels
                              ahead);
       });
 }
+
+constexpr int64_t kRowsAvx2 = 6;
+template <class Ahead>
+constexpr PanelRows<Ahead> kHalfPanelRows[kRowsAvx2 + 1] = {
+    nullptr,                    half_panel_rows<1, Ahead>, half_panel_rows<2, Ahead>,
+    half_panel_rows<3, Ahead>, half_panel_rows<4, Ahead>, half_panel_rows<5, Ahead>,
+    half_panel_rows<6, Ahead>};
+
+// panel_product with the AVX2 kernel: each call's rows times the panel's
+// two halves, the first half's call reading its share of the next panel.
+template <class Ahead>
+void half_panel_product(const float* x, int64_t rows, int64_t in, const float* panels,
+                        int64_t out, const float* bias, float* y, bool relu, int64_t begin,
+                        int64_t end) {
+  const int64_t panel_size = in * kPanel;
+  for_each_panel_call<Ahead>(
+      panels, panel_size * 4, begin, end, rows, kRowChunk, kRowsAvx2, in,
+      [&](int64_t p, int64_t r, int64_t n, Ahead ahead) {
+        const int64_t col = p * kPanel, cols = std::min(kPanel, out - col);
+        const float* panel = panels + p * panel_size;
+        kHalfPanelRows<Ahead>[n](x + r * in, in, panel, in, bias ? bias + col : nullptr,
+                                 y + r * out + col, out, std::min<int64_t>(16, cols), relu,
+                                 ahead);
+        if (cols > 16)
+          kHalfPanelRows<NoPrefetch>[n](x + r * in, in, panel + 16, in,
+                                        bias ? bias + col + 16 : nullptr, y + r * out + col + 16,
+                                        out, cols - 16, relu, NoPrefetch{});
+      });
+}
 #endif
 
 }  // namespace
 
-std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& weight) {
+bool CpuLinearWeight::runs_here(CpuLinearKernel kernel) {
+  const auto& cpu = cpu_features();
+  switch (kernel) {
+    case CpuLinearKernel::best:
+      return runs_here(CpuLinearKernel::avx512) || runs_here(CpuLinearKernel::avx2) ||
+             runs_here(CpuLinearKernel::onednn);
+    case CpuLinearKernel::avx512:
+      return cpu.avx512f;
+    case CpuLinearKernel::avx2:
+      return cpu.avx2 && cpu.fma;
+    case CpuLinearKernel::onednn:
+      return OnednnWeight::available();
+  }
+  return false;
+}
+
+std::shared_ptr<const CpuLinearWeight> CpuLinearWeight::pack(const at::Tensor& weight,
+                                                             CpuLinearKernel kernel) {
   if (!weight.defined() || weight.dim() != 2 || weight.scalar_type() != at::kFloat ||
-      !weight.device().is_cpu() || weight.numel() == 0)
+      !weight.device().is_cpu() || weight.numel() == 0 || !runs_here(kernel))
     return nullptr;
+  if (kernel == CpuLinearKernel::best)
+    kernel = runs_here(CpuLinearKernel::avx512) ? CpuLinearKernel::avx512
+             : runs_here(CpuLinearKernel::avx2) ? CpuLinearKernel::avx2
+                                                : CpuLinearKernel::onednn;
   auto packed = std::make_shared<CpuLinearWeight>();
   packed->out_ = weight.size(0);
   packed->in_ = weight.size(1);
-  if (cpu_features().avx512f) {
+  packed->kernel_ = kernel;
+  if (kernel != CpuLinearKernel::onednn) {
     // [out, in] -> [panels, in, 32], the last panel's missing columns zero.
     // Widths of whole panels (a Transformer's, as a rule) are laid out
     // straight from the weight, without a zero-padded copy of it first.
@@ -129,7 +232,11 @@ const CpuLinearWeight* CpuLinearWeight::usable(const std::shared_ptr<const CpuLi
   return packed.get();
 }
 
-const char* CpuLinearWeight::kernel() const { return panels_.defined() ? "avx512" : "onednn"; }
+const char* CpuLinearWeight::kernel() const {
+  return kernel_ == CpuLinearKernel::avx512 ? "avx512"
+         : kernel_ == CpuLinearKernel::avx2 ? "avx2"
+                                            : "onednn";
+}
 
 at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, bool relu) const {
   RECORD_FUNCTION("t2t::cpu_linear", std::vector<c10::IValue>());  // named in --profile traces
@@ -159,8 +266,13 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
   const int64_t per_panel = rows * in_ * kPanel;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, per_panel));
   const bool ahead = read_ahead();
+  const bool avx2 = kernel_ == CpuLinearKernel::avx2;
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
-    if (ahead)
+    if (avx2 && ahead)
+      half_panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
+    else if (avx2)
+      half_panel_product<NoPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
+    else if (ahead)
       panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
     else
       panel_product<NoPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);

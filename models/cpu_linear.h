@@ -1,15 +1,17 @@
 // Float32 products of CPU inference, x W^T + b, over a weight laid out once
 // for its kernel (CpuLinearWeight::pack, when a model is readied to decode).
 //
-// On CPUs with AVX-512 the kernel is t2t's own: the weight in panels of 32
-// output columns, each panel's [in x 32] block read contiguously while 8 rows
-// of x accumulate in 16 registers. At decoding sizes (a few to a few hundred
-// rows) it runs at the speed of oneDNN's best (~250 GFLOP/s a core here)
+// The kernel is t2t's own: the weight in panels of 32 output columns, each
+// panel's [in x 32] block read contiguously while rows of x accumulate in
+// registers (8 rows x 32 columns with AVX-512, 6 rows x 16 columns with AVX2
+// and FMA). At decoding sizes (a few to a few hundred rows) it runs at the
+// speed of oneDNN's best or faster (~250 GFLOP/s a core on an AVX-512 Zen 5)
 // without its per-call set-up, ~10 us a product that a small Transformer's
 // decoder pays 13 times a step, nor its kernel compilation per new row count
-// on first use. Each output is the same ordered sum over the inputs
-// whatever the number of rows, so a sentence's products do not depend on
-// its batch. Elsewhere the weight is laid out for oneDNN's kernel
+// on first use. Each output is the same ordered chain of fused multiply-adds
+// whatever the number of rows and whichever of the two kernels, so a
+// sentence's products depend neither on its batch nor on the CPU's vector
+// width. On a CPU with neither, the weight is laid out for oneDNN's kernel
 // (OnednnWeight, onednn_linear.h).
 #pragma once
 
@@ -25,12 +27,18 @@ namespace t2t {
 
 class OnednnWeight;
 
+// The kernels: `best` is the first of the others that runs on this CPU.
+enum class CpuLinearKernel { best, avx512, avx2, onednn };
+
 class CpuLinearWeight {
  public:
-  // The layout for this CPU's kernel, or nullptr when there is none: the
-  // weight is not a float32 [out, in] CPU matrix, or the CPU has neither
-  // AVX-512 nor a LibTorch with oneDNN.
-  static std::shared_ptr<const CpuLinearWeight> pack(const at::Tensor& weight);
+  // The layout for `kernel`, or nullptr when it does not run here or the
+  // weight is not a float32 [out, in] CPU matrix. With `best`, nullptr when
+  // the CPU has neither AVX-512, nor AVX2 with FMA, nor a LibTorch with
+  // oneDNN. Tests name a kernel, to hold each to the others.
+  static std::shared_ptr<const CpuLinearWeight> pack(const at::Tensor& weight,
+                                                     CpuLinearKernel kernel = CpuLinearKernel::best);
+  static bool runs_here(CpuLinearKernel kernel);
 
   // Whether this is still `weight`'s layout: the same memory, unchanged
   // since (a weight trained, loaded or converted since is not).
@@ -45,11 +53,12 @@ class CpuLinearWeight {
   // or undefined), relu'd with `relu`; gradients are not tracked.
   at::Tensor apply(const at::Tensor& x, const at::Tensor& bias, bool relu) const;
 
-  // Which kernel: "avx512" (t2t's) or "onednn".
+  // Which kernel: "avx512" or "avx2" (t2t's), or "onednn".
   const char* kernel() const;
 
  private:
   int64_t out_ = 0, in_ = 0;
+  CpuLinearKernel kernel_ = CpuLinearKernel::best;
   at::Tensor panels_;                           // t2t's kernel: [panels, in, 32]
   PackedWeightBytes counted_;                   // panels_, for read_ahead()
   std::shared_ptr<const OnednnWeight> onednn_;  // or oneDNN's layout

@@ -53,10 +53,11 @@ constexpr int64_t kPackForRows = 64;
 
 }  // namespace
 
+bool OnednnWeight::available() { return linear_pointwise() && reorder_linear_weight(); }
+
 std::shared_ptr<const OnednnWeight> OnednnWeight::pack(const at::Tensor& weight) {
   if (!weight.defined() || weight.dim() != 2 || weight.scalar_type() != at::kFloat ||
-      !weight.device().is_cpu() || weight.numel() == 0 || !linear_pointwise() ||
-      !reorder_linear_weight())
+      !weight.device().is_cpu() || weight.numel() == 0 || !available())
     return nullptr;
   auto packed = std::make_shared<OnednnWeight>();
   packed->packed_ = reorder_linear_weight()->call(weight.contiguous(), kPackForRows);

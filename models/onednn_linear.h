@@ -31,12 +31,14 @@ namespace t2t {
 // time on the tiny and base Transformers. Used for its weight only while
 // that is unchanged (WeightStamp); the copy costs the weight's size in
 // memory again. CpuLinearWeight (cpu_linear.h) takes it on CPUs without
-// AVX-512.
+// AVX-512 or AVX2.
 class OnednnWeight {
  public:
   // nullptr when this LibTorch has no oneDNN or the weight is not a float32
   // CPU matrix.
   static std::shared_ptr<const OnednnWeight> pack(const at::Tensor& weight);
+  // Whether this LibTorch has oneDNN's ops that pack() and onednn_linear() use.
+  static bool available();
   // The packed form when it is still `weight`'s, else nullptr.
   const at::Tensor* packed_for(const at::Tensor& weight) const;
 

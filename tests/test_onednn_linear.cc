@@ -153,46 +153,78 @@ TEST_CASE("a packed Dense layer follows its weight when a checkpoint replaces it
   CHECK(torch::equal(dense(x), t2t::Int8Linear(dense->weight, dense->bias, "test layer")(x)));
 }
 
-TEST_CASE("the CPU inference kernel equals at::linear, whatever the rows", "[onednn][cpu_linear]") {
+TEST_CASE("each CPU inference kernel equals at::linear, whatever the rows", "[onednn][cpu_linear]") {
   torch::NoGradGuard no_grad;
-  torch::manual_seed(9);
-  // Widths around the 32-column panels and 8-row blocks; inputs of any count.
-  for (const auto& [in, out] : std::vector<std::pair<int64_t, int64_t>>{
-           {16, 32}, {37, 5}, {128, 129}, {64, 300}, {512, 96}}) {
+  int ran = 0;
+  for (const auto kernel : {t2t::CpuLinearKernel::avx512, t2t::CpuLinearKernel::avx2,
+                            t2t::CpuLinearKernel::onednn}) {
+    if (!t2t::CpuLinearWeight::runs_here(kernel)) continue;
+    ++ran;
+    torch::manual_seed(9);
+    // Widths around the 32-column panels, their 16-column halves and the
+    // 8- and 6-row blocks; inputs of any count.
+    for (const auto& [in, out] : std::vector<std::pair<int64_t, int64_t>>{
+             {16, 32}, {37, 5}, {128, 129}, {64, 300}, {512, 96}, {24, 20}}) {
+      const auto weight = torch::randn({out, in}) * 0.1;
+      const auto bias = torch::randn({out});
+      const auto packed = t2t::CpuLinearWeight::pack(weight, kernel);
+      REQUIRE(packed);
+      INFO("in " << in << ", out " << out << ", kernel " << packed->kernel());
+      REQUIRE(packed->fits(weight));
+      for (const int64_t rows : {1, 3, 6, 7, 8, 9, 13, 17, 130, 300}) {
+        INFO("rows " << rows);
+        const auto x = torch::randn({rows, in});
+        const auto got = packed->apply(x, bias, false);
+        REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
+        CHECK(torch::allclose(got, torch::linear(x, weight, bias), 1e-4, 1e-5));
+        CHECK(torch::allclose(packed->apply(x, bias, true), torch::linear(x, weight, bias).relu(),
+                              1e-4, 1e-5));
+        CHECK(torch::allclose(packed->apply(x, torch::Tensor(), false), torch::linear(x, weight),
+                              1e-4, 1e-5));
+        // A row's result does not depend on the rows beside it: t2t's own
+        // kernels sum each output in one order. oneDNN picks its blocking by
+        // the row count, so there it holds only up to rounding.
+        const auto alone = packed->apply(x.narrow(0, 0, 1), bias, false);
+        if (kernel != t2t::CpuLinearKernel::onednn)
+          CHECK(torch::equal(alone, got.narrow(0, 0, 1)));
+        else
+          CHECK(torch::allclose(alone, got.narrow(0, 0, 1), 1e-4, 1e-5));
+      }
+      // More dimensions, and a strided input.
+      const auto x3 = torch::randn({2, 5, 2 * in}).narrow(2, 0, in);
+      CHECK(torch::allclose(packed->apply(x3, bias, false), torch::linear(x3, weight, bias), 1e-4,
+                            1e-5));
+    }
+  }
+  if (ran == 0) T2T_SKIP("no CPU inference kernel here (neither AVX-512, AVX2 nor oneDNN)");
+}
+
+TEST_CASE("the AVX2 and AVX-512 kernels give the same bits", "[cpu_linear]") {
+  if (!t2t::CpuLinearWeight::runs_here(t2t::CpuLinearKernel::avx512) ||
+      !t2t::CpuLinearWeight::runs_here(t2t::CpuLinearKernel::avx2))
+    T2T_SKIP("needs a CPU with AVX-512 (which has AVX2 too)");
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(10);
+  for (const auto& [in, out] :
+       std::vector<std::pair<int64_t, int64_t>>{{128, 8192}, {512, 96}, {37, 5}, {64, 300}}) {
     const auto weight = torch::randn({out, in}) * 0.1;
     const auto bias = torch::randn({out});
-    const auto packed = t2t::CpuLinearWeight::pack(weight);
-    if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512 nor oneDNN)");
-    INFO("in " << in << ", out " << out << ", kernel " << packed->kernel());
-    REQUIRE(packed->fits(weight));
-    for (const int64_t rows : {1, 3, 8, 9, 17, 130, 300}) {
-      INFO("rows " << rows);
+    const auto wide = t2t::CpuLinearWeight::pack(weight, t2t::CpuLinearKernel::avx512);
+    const auto narrow = t2t::CpuLinearWeight::pack(weight, t2t::CpuLinearKernel::avx2);
+    for (const int64_t rows : {1, 5, 24, 128}) {
+      INFO("in " << in << ", out " << out << ", rows " << rows);
       const auto x = torch::randn({rows, in});
-      const auto got = packed->apply(x, bias, false);
-      REQUIRE(got.sizes() == torch::IntArrayRef({rows, out}));
-      CHECK(torch::allclose(got, torch::linear(x, weight, bias), 1e-4, 1e-5));
-      CHECK(torch::allclose(packed->apply(x, bias, true), torch::linear(x, weight, bias).relu(),
-                            1e-4, 1e-5));
-      CHECK(torch::allclose(packed->apply(x, torch::Tensor(), false), torch::linear(x, weight),
-                            1e-4, 1e-5));
-      // A row's result does not depend on the rows beside it: t2t's own
-      // kernel sums each output in one order. oneDNN's (CPUs without
-      // AVX-512) picks its blocking by the row count, so there it holds
-      // only up to rounding.
-      const auto alone = packed->apply(x.narrow(0, 0, 1), bias, false);
-      if (std::string(packed->kernel()) == "avx512")
-        CHECK(torch::equal(alone, got.narrow(0, 0, 1)));
-      else
-        CHECK(torch::allclose(alone, got.narrow(0, 0, 1), 1e-4, 1e-5));
+      CHECK(torch::equal(wide->apply(x, bias, false), narrow->apply(x, bias, false)));
+      CHECK(torch::equal(wide->apply(x, torch::Tensor(), true),
+                         narrow->apply(x, torch::Tensor(), true)));
     }
-    // More dimensions, and a strided input.
-    const auto x3 = torch::randn({2, 5, 2 * in}).narrow(2, 0, in);
-    CHECK(torch::allclose(packed->apply(x3, bias, false), torch::linear(x3, weight, bias), 1e-4,
-                          1e-5));
   }
+}
+
+TEST_CASE("a packed weight is used only while it is the weight's", "[cpu_linear]") {
   const auto weight = torch::randn({40, 24});
   const auto packed = t2t::CpuLinearWeight::pack(weight);
-  REQUIRE(packed);
+  if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512, AVX2 nor oneDNN)");
   CHECK_FALSE(packed->fits(weight.clone()));
   auto changed = weight.clone();
   const auto stale = t2t::CpuLinearWeight::pack(changed);

@@ -9,6 +9,7 @@ const CpuFeatures& cpu_features() {
     __builtin_cpu_init();
     f.sse42 = __builtin_cpu_supports("sse4.2");
     f.avx2 = __builtin_cpu_supports("avx2");
+    f.fma = __builtin_cpu_supports("fma");
     f.avx512f = __builtin_cpu_supports("avx512f");
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512vnni = __builtin_cpu_supports("avx512vnni");

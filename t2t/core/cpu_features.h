@@ -24,6 +24,7 @@ namespace t2t {
 struct CpuFeatures {
   bool sse42 = false;
   bool avx2 = false;
+  bool fma = false;
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vnni = false;
