@@ -5,9 +5,11 @@
 #include <ATen/record_function.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -259,21 +261,180 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     _mm512_storeu_ps(out + i, o);
   }
 }
+
+// The same kernel for CPUs with AVX2 and FMA but not AVX-512, giving the
+// same bits: each 16-lane vector of the AVX-512 kernel is two 8-lane ones
+// here, with the same operations lane for lane, and the lanes of a score
+// are summed in the same tree.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const uint16_t* p) {
+  const __m128i half = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16));
+}
+
+// exp_nonpositive16 on 8 lanes.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 exp_nonpositive8(__m256 x) {
+  const __m256 low = _mm256_set1_ps(-87.0f);
+  const __m256 clamped = _mm256_max_ps(low, x);  // x where x is NaN, as the scalar one
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 n = _mm256_sub_ps(
+      _mm256_add_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(1.44269504088896341f)), magic), magic);
+  const __m256 r =
+      _mm256_sub_ps(_mm256_sub_ps(clamped, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f))),
+                    _mm256_mul_ps(n, _mm256_set1_ps(-2.12194440e-4f)));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 e = _mm256_add_ps(
+      _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(p, r), r), r), _mm256_set1_ps(1.0f));
+  const __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 below = _mm256_cmp_ps(x, low, _CMP_LT_OQ);
+  return _mm256_andnot_ps(below, _mm256_mul_ps(e, _mm256_castsi256_ps(bits)));
+}
+
+// The sums of 8 vectors' lanes, lane j holding a[j]'s, in sum_each16's
+// tree after its first level (lane j + 4 onto j, then j + 2, then 1 onto 0).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 sum_each8(const __m256* a) {
+  __m256 x[4], y[2];
+  for (int i = 0; i < 4; ++i)  // lane j + 4 onto j: vector 2i in the low half, 2i + 1 the high
+    x[i] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * i], a[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(a[2 * i], a[2 * i + 1], 0x31));
+  for (int i = 0; i < 2; ++i)  // then j + 2 onto j
+    y[i] = _mm256_add_ps(_mm256_shuffle_ps(x[2 * i], x[2 * i + 1], 0x44),
+                         _mm256_shuffle_ps(x[2 * i], x[2 * i + 1], 0xEE));
+  // then 1 onto 0: the low half holds vectors 0, 2, 4, 6, the high 1, 3, 5, 7
+  const __m256 sums = _mm256_add_ps(_mm256_shuffle_ps(y[0], y[1], 0x88),
+                                    _mm256_shuffle_ps(y[0], y[1], 0xDD));
+  return _mm256_permutevar8x32_ps(sums, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// exponentiate(), 8 scores at a time: the same values, and their sum in the
+// same order.
+__attribute__((target("avx2,fma"))) float exponentiate_avx2(float* scores, int64_t n, float best) {
+  const __m256 top = _mm256_set1_ps(best);
+  int64_t p = 0;
+  for (; p + 8 <= n; p += 8)
+    _mm256_storeu_ps(scores + p, exp_nonpositive8(_mm256_sub_ps(_mm256_loadu_ps(scores + p), top)));
+  if (p < n) {
+    alignas(32) float rest[8] = {};
+    std::memcpy(rest, scores + p, static_cast<size_t>(n - p) * sizeof(float));
+    _mm256_store_ps(rest, exp_nonpositive8(_mm256_sub_ps(_mm256_load_ps(rest), top)));
+    std::memcpy(scores + p, rest, static_cast<size_t>(n - p) * sizeof(float));
+  }
+  float total = 0;
+  for (p = 0; p < n; ++p) total += scores[p];
+  return 1.0f / total;
+}
+
+constexpr int64_t kMaxValueVectorsAvx2 = 8;  // value depths up to 64 kept in registers
+
+// attend_pair_avx512 for AVX2: depths that are multiples of 16, value depths
+// of 8.
+template <typename T>
+__attribute__((target("avx2,fma"))) void attend_pair_avx2(
+    const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
+    int64_t value_depth, float scale, float* scores, float* out) {
+  if (n == 0) return;
+  const int64_t key_bytes = depth * static_cast<int64_t>(sizeof(T));
+  const int64_t value_bytes = value_depth * static_cast<int64_t>(sizeof(T));
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t b = 0; b < key_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(keys[p]) + b, _MM_HINT_T0);
+    for (int64_t b = 0; b < value_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
+  }
+  const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 top = lowest;
+  const __m256 scale8 = _mm256_set1_ps(scale);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t p0 = 0; p0 < n; p0 += 8) {
+    const int64_t m = std::min<int64_t>(8, n - p0);
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < 8; ++j) {
+      if (j >= m) {
+        acc[j] = _mm256_setzero_ps();
+        continue;
+      }
+      // The AVX-512 kernel's 16 lanes as two halves; its first level of
+      // the tree (lane j + 8 onto j) is their sum.
+      const T* k = keys[p0 + j];
+      __m256 lo = _mm256_mul_ps(_mm256_loadu_ps(q), load8(k));
+      __m256 hi = _mm256_mul_ps(_mm256_loadu_ps(q + 8), load8(k + 8));
+      for (int64_t i = 16; i < depth; i += 16) {
+        lo = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load8(k + i), lo);
+        hi = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load8(k + i + 8), hi);
+      }
+      // Kept apart, so that the compiler cannot fuse a product (depth 16)
+      // into this sum: the AVX-512 kernel rounds it first.
+      __asm__("" : "+x"(lo), "+x"(hi));
+      acc[j] = _mm256_add_ps(lo, hi);
+    }
+    const __m256 block = _mm256_mul_ps(sum_each8(acc), scale8);
+    const __m256 live = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(m)), lane));
+    if (m == 8) {
+      _mm256_storeu_ps(scores + p0, block);
+    } else {
+      alignas(32) float part[8];
+      _mm256_store_ps(part, block);
+      std::memcpy(scores + p0, part, static_cast<size_t>(m) * sizeof(float));
+    }
+    top = _mm256_max_ps(top, _mm256_blendv_ps(lowest, block, live));
+  }
+  alignas(32) float tops[8];
+  _mm256_store_ps(tops, top);
+  float best = tops[0];
+  for (int j = 1; j < 8; ++j) best = std::max(best, tops[j]);
+  const float norm = exponentiate_avx2(scores, n, best);
+  if (value_depth <= 8 * kMaxValueVectorsAvx2) {
+    const int64_t chunks = value_depth / 8;
+    __m256 o[kMaxValueVectorsAvx2];
+    for (int64_t c = 0; c < chunks; ++c) o[c] = _mm256_loadu_ps(out + 8 * c);
+    for (int64_t p = 0; p < n; ++p) {
+      const __m256 w = _mm256_set1_ps(scores[p] * norm);
+      const T* v = values[p];
+#pragma GCC unroll 8
+      for (int64_t c = 0; c < kMaxValueVectorsAvx2; ++c)
+        if (c < chunks) o[c] = _mm256_fmadd_ps(w, load8(v + 8 * c), o[c]);
+    }
+    for (int64_t c = 0; c < chunks; ++c) _mm256_storeu_ps(out + 8 * c, o[c]);
+    return;
+  }
+  for (int64_t i = 0; i < value_depth; i += 8) {
+    __m256 o = _mm256_loadu_ps(out + i);
+    for (int64_t p = 0; p < n; ++p)
+      o = _mm256_fmadd_ps(_mm256_set1_ps(scores[p] * norm), load8(values[p] + i), o);
+    _mm256_storeu_ps(out + i, o);
+  }
+}
 T2T_INTRINSICS_END
 
-// The by-hand version where the CPU and the depths allow it.
+#endif
+
+// pin_decode_attention_kernel's choice; "" for the best.
+std::atomic<const char*> pinned{""};
+
+// The by-hand version where the CPU, the depths and a pin allow it.
 template <typename T>
 AttendPair<T> pick_attend_pair(int64_t depth, int64_t value_depth) {
-  if (cpu_features().avx512f && depth % 16 == 0 && value_depth % 16 == 0 && depth > 0)
+#ifdef T2T_X86_KERNELS
+  const auto& cpu = cpu_features();
+  const std::string_view pin = pinned.load();
+  if ((pin.empty() || pin == "avx512") && cpu.avx512f && depth % 16 == 0 &&
+      value_depth % 16 == 0 && depth > 0)
     return attend_pair_avx512<T>;
-  return attend_pair;
-}
-#else
-template <typename T>
-AttendPair<T> pick_attend_pair(int64_t, int64_t) {
-  return attend_pair;
-}
+  if ((pin.empty() || pin == "avx2") && cpu.avx2 && cpu.fma && depth % 16 == 0 &&
+      value_depth % 8 == 0 && depth > 0)
+    return attend_pair_avx2<T>;
 #endif
+  return attend_pair;
+}
 
 // Keys' and values' elements as the kernels read them: float32, or the
 // bits of bfloat16.
@@ -366,6 +527,28 @@ at::Tensor attend_cache(const at::Tensor& q, const at::Tensor& keys, const at::T
 }
 
 }  // namespace
+
+std::vector<std::string> decode_attention_kernels() {
+  std::vector<std::string> out;
+#ifdef T2T_X86_KERNELS
+  if (cpu_features().avx512f) out.emplace_back("avx512");
+  if (cpu_features().avx2 && cpu_features().fma) out.emplace_back("avx2");
+#endif
+  out.emplace_back("plain");
+  return out;
+}
+
+void pin_decode_attention_kernel(const std::string& name) {
+  // Names from a fixed set, so that the atomic holds a string that lives on.
+  static const char* const kNames[] = {"", "avx512", "avx2", "plain"};
+  for (const char* known : kNames)
+    if (name == known) {
+      pinned.store(known);
+      return;
+    }
+  throw Error("pin_decode_attention_kernel: no kernel '" + name +
+              "' (one of avx512, avx2, plain, or empty for the best)");
+}
 
 bool decode_attention_supported(const at::Tensor& like) {
   return like.device().is_cpu() && like.scalar_type() == at::kFloat;

@@ -18,6 +18,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace t2t {
 
@@ -50,5 +52,13 @@ void store_position(const at::Tensor& cache, int64_t position, const at::Tensor&
 // -> [rows, heads * value_depth].
 at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                          const at::Tensor& allowed, int64_t group, double scale);
+
+// The versions of the kernels' inner loop this CPU can run, best first
+// ("avx512" and "avx2" for depths of 16s, then "plain"), and a way to pin
+// one for the whole process until unpinned (""): for tests to hold each
+// version to the others. A pinned version that cannot take a call's depths
+// leaves it to "plain".
+std::vector<std::string> decode_attention_kernels();
+void pin_decode_attention_kernel(const std::string& name);
 
 }  // namespace t2t

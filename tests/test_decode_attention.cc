@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "models/decode_attention.h"
+#include "tests/test_util.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
 #include "t2t/decode/beam_search.h"
@@ -199,4 +200,55 @@ TEST_CASE("slot tables follow the batch as it grows and shrinks mid-sentence",
     INFO("step " << i);
     CHECK(max_diff(a[i], b[i]) < 1e-5);
   }
+}
+
+TEST_CASE("each attention kernel gives the bits of the others of its kind", "[decode_attention]") {
+  // avx512 and avx2 give the same bits; plain sums each score's lanes in
+  // another order, so it agrees up to rounding.
+  const auto kernels = t2t::decode_attention_kernels();
+  REQUIRE(kernels.back() == "plain");
+  if (kernels.size() < 2) T2T_SKIP("no vector kernel on this CPU (neither AVX-512 nor AVX2)");
+  torch::manual_seed(5);
+  struct Unpin {
+    ~Unpin() { t2t::pin_decode_attention_kernel(""); }
+  } unpin;
+  for (const auto& [depth, value_depth] :
+       std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {32, 32}, {64, 64}, {16, 160}, {48, 80}}) {
+    const int64_t rows = 5, heads = 3, num_slots = 7, capacity = 30, length = 21;
+    const auto keys = torch::randn({num_slots, heads, capacity, depth});
+    const auto values = torch::randn({num_slots, heads, capacity, value_depth});
+    const auto slots = torch::randint(0, num_slots, {rows, capacity}, torch::kLong);
+    const auto q = torch::randn({rows, heads, depth});
+    const auto memory_keys = torch::randn({rows, heads, length, depth});
+    const auto memory_values = torch::randn({rows, heads, length, value_depth});
+    auto allowed = torch::ones({rows, length}, torch::kBool);
+    allowed.narrow(1, 15, 6).zero_();
+    for (const bool bf16 : {false, true}) {
+      const auto type = bf16 ? torch::kBFloat16 : torch::kFloat;
+      std::vector<std::pair<torch::Tensor, torch::Tensor>> got;
+      for (const auto& kernel : kernels) {
+        t2t::pin_decode_attention_kernel(kernel);
+        for (const int64_t n : {1, 8, 9, 21})
+          got.emplace_back(t2t::attend_slots(q, keys.to(type), values.to(type), slots, n, 0.3),
+                           t2t::attend_memory(q, memory_keys.to(type), memory_values.to(type),
+                                              allowed, 1, 0.3));
+      }
+      const size_t per = got.size() / kernels.size();
+      for (size_t k = 1; k < kernels.size(); ++k)
+        for (size_t i = 0; i < per; ++i) {
+          INFO(kernels[k] << " against " << kernels[0] << ", depth " << depth << ", value depth "
+                          << value_depth << (bf16 ? ", bfloat16" : ", float32") << ", case " << i);
+          const auto& [slots_0, memory_0] = got[i];
+          const auto& [slots_k, memory_k] = got[k * per + i];
+          if (kernels[k] == "plain") {
+            CHECK(torch::allclose(slots_k, slots_0, 1e-5, 1e-6));
+            CHECK(torch::allclose(memory_k, memory_0, 1e-5, 1e-6));
+          } else {
+            CHECK(torch::equal(slots_k, slots_0));
+            CHECK(torch::equal(memory_k, memory_0));
+          }
+        }
+    }
+  }
+  CHECK_THROWS_WITH(t2t::pin_decode_attention_kernel("avx1024"), Catch::Contains("no kernel"));
 }
