@@ -266,16 +266,14 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
   const int64_t per_panel = rows * in_ * kPanel;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, per_panel));
   const bool avx2 = kernel_ == CpuLinearKernel::avx2;
-  // The AVX2 kernel reads ahead even when the weights fit the L3 cache: on
-  // a Zen 3 core (512 KB of L2) transformer_tiny's products took ~12% less
-  // time with it (alternating runs over the dev set, 7 of 7 pairs), where
-  // the AVX-512 kernel on a Zen 5 lost 8% (panel_prefetch.h).
-  const bool ahead = avx2 || read_ahead();
+  const bool ahead = read_ahead();
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
-    if (avx2 && ahead)
+    // The AVX2 kernel reads ahead even when the weights fit the L3 cache: on
+    // a Zen 3 core (512 KB of L2) transformer_tiny's products took ~12% less
+    // time with it (alternating runs over the dev set, 7 of 7 pairs), where
+    // the AVX-512 kernel on a Zen 5 lost 8% (panel_prefetch.h).
+    if (avx2)
       half_panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
-    else if (avx2)
-      half_panel_product<NoPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
     else if (ahead)
       panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
     else
