@@ -111,6 +111,24 @@ using AttendPair = void (*)(const float*, const T* const*, const T* const*, int6
 
 #ifdef T2T_X86_KERNELS
 T2T_INTRINSICS_BEGIN
+// Every position's key and value asked for at once, before a vector
+// kernel reads them: a row's history is scattered over the caches and mostly
+// out of the core's caches, and the kernel would otherwise wait on each in
+// turn (half the AVX-512 kernel's time on base, in the loads).
+template <typename T>
+__attribute__((always_inline)) inline void ask_for_history(const T* const* keys,
+                                                           const T* const* values, int64_t n,
+                                                           int64_t depth, int64_t value_depth) {
+  const int64_t key_bytes = depth * static_cast<int64_t>(sizeof(T));
+  const int64_t value_bytes = value_depth * static_cast<int64_t>(sizeof(T));
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t b = 0; b < key_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(keys[p]) + b, _MM_HINT_T0);
+    for (int64_t b = 0; b < value_bytes; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
+  }
+}
+
 __attribute__((target("avx512f"), always_inline)) inline __m512 load16(const float* p) {
   return _mm512_loadu_ps(p);
 }
@@ -202,18 +220,7 @@ __attribute__((target("avx512f"))) void attend_pair_avx512(
     const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
     int64_t value_depth, float scale, float* scores, float* out) {
   if (n == 0) return;
-  // Every position's key and value asked for at once: a row's history is
-  // scattered over the caches and mostly out of the core's caches, and the
-  // loops below would otherwise wait on each in turn (half this kernel's
-  // time on base, in the loads).
-  const int64_t key_bytes = depth * static_cast<int64_t>(sizeof(T));
-  const int64_t value_bytes = value_depth * static_cast<int64_t>(sizeof(T));
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t b = 0; b < key_bytes; b += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(keys[p]) + b, _MM_HINT_T0);
-    for (int64_t b = 0; b < value_bytes; b += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
-  }
+  ask_for_history(keys, values, n, depth, value_depth);
   __m512 top = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   const __m512 scale16 = _mm512_set1_ps(scale);
   for (int64_t p0 = 0; p0 < n; p0 += 16) {
@@ -341,14 +348,7 @@ __attribute__((target("avx2,fma"))) void attend_pair_avx2(
     const float* q, const T* const* keys, const T* const* values, int64_t n, int64_t depth,
     int64_t value_depth, float scale, float* scores, float* out) {
   if (n == 0) return;
-  const int64_t key_bytes = depth * static_cast<int64_t>(sizeof(T));
-  const int64_t value_bytes = value_depth * static_cast<int64_t>(sizeof(T));
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t b = 0; b < key_bytes; b += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(keys[p]) + b, _MM_HINT_T0);
-    for (int64_t b = 0; b < value_bytes; b += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(values[p]) + b, _MM_HINT_T0);
-  }
+  ask_for_history(keys, values, n, depth, value_depth);
   const __m256 lowest = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   __m256 top = lowest;
   const __m256 scale8 = _mm256_set1_ps(scale);

@@ -329,29 +329,27 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
   // core. Each layer's values are freed as soon as it has packed them: a
   // mapped checkpoint's pages then go back one layer at a time
   // (mapped_file.h).
-  std::vector<std::function<void()>> jobs;
-  jobs.emplace_back([&] {
+  std::vector<std::pair<int64_t, std::function<void()>>> jobs;  // (values, job)
+  // Undefined values are the layer's to refuse, naming it.
+  auto size = [](const Int8Weights& w) { return w.values.defined() ? w.values.numel() : 0; };
+  jobs.emplace_back(size(*softmax), [&] {
     softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                        "the softmax projection");
     weights.at(kSoftmaxInt8) = Int8Weights{};
   });
-  std::vector<std::pair<int64_t, size_t>> order;  // (-size, layer): biggest first
-  for (size_t i = 0; i < layers.size(); ++i)
-    order.emplace_back(-weights.at(layers[i].first + ".weight").values.numel(), i);
-  std::sort(order.begin(), order.end());
-  for (const auto& [minus_size, i] : order) {
-    auto& entry = weights.at(layers[i].first + ".weight");
-    DenseImpl* dense = layers[i].second;
-    const std::string& name = layers[i].first;
-    jobs.emplace_back([&entry, dense, &name] {
+  for (const auto& [name, dense] : layers) {
+    auto& entry = weights.at(name + ".weight");
+    jobs.emplace_back(size(entry), [&entry, dense = dense, &name = name] {
       dense->load_int8(entry, name);
       entry = Int8Weights{};
     });
   }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::atomic<size_t> next{0};
   at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
     torch::NoGradGuard no_grad;  // grad mode is per thread
-    for (size_t j; (j = next++) < jobs.size();) jobs[j]();
+    for (size_t j; (j = next++) < jobs.size();) jobs[j].second();
   });
 }
 
