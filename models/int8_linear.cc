@@ -60,7 +60,9 @@ class QuietDeprecation : public c10::WarningHandler {
 
 }  // namespace
 
-std::string int8_unsupported_reason() { return select_engine(); }
+std::string int8_unsupported_reason() {
+  return int8_kernel_runs(Int8Kernel::best) ? std::string() : select_engine();
+}
 
 Int8Weights quantize_rows(const at::Tensor& weight, const std::string& what) {
   if (!weight.defined() || weight.dim() != 2 || weight.scalar_type() != at::kFloat ||
@@ -86,7 +88,6 @@ Int8Linear::Int8Linear(const at::Tensor& weight, const at::Tensor& bias, const s
 
 Int8Linear::Int8Linear(const Int8Weights& weights, const at::Tensor& bias,
                        const std::string& what) {
-  if (const std::string why = select_engine(); !why.empty()) throw Error(what + ": " + why);
   const at::Tensor& v = weights.values;
   const at::Tensor& s = weights.scales;
   if (!v.defined() || v.dim() != 2 || v.scalar_type() != at::kChar || !s.defined() ||
@@ -96,10 +97,11 @@ Int8Linear::Int8Linear(const Int8Weights& weights, const at::Tensor& bias,
                 " and " + (s.defined() ? s.toString() + " " + c10::str(s.sizes()) : "none"));
   out_ = v.size(0);
   in_ = v.size(1);
-  // t2t's VNNI kernel where the CPU has it (vnni_linear.h); FBGEMM's
+  // t2t's kernels where the CPU has one (int8_panels.h); LibTorch's
   // dynamic quantized linear elsewhere.
-  vnni_ = VnniWeight::pack(weights, bias);
-  if (vnni_) return;
+  panels_ = Int8PanelWeight::pack(weights, bias);
+  if (panels_) return;
+  if (const std::string why = select_engine(); !why.empty()) throw Error(what + ": " + why);
   at::Tensor q;
   {
     QuietDeprecation quiet;
@@ -121,7 +123,7 @@ at::Tensor Int8Linear::operator()(const at::Tensor& x) const {
                 c10::str(x.sizes()));
   auto sizes = x.sizes().vec();
   sizes.back() = out_;
-  if (vnni_) return vnni_->apply(x.reshape({-1, in_}).contiguous()).view(sizes);
+  if (panels_) return panels_->apply(x.reshape({-1, in_}).contiguous()).view(sizes);
   // reduce_range: activations use 7 bits, so that FBGEMM's 16-bit
   // accumulation of pairs of products cannot saturate on CPUs without VNNI.
   torch::jit::Stack stack{x.reshape({-1, in_}).contiguous(), packed_, true};

@@ -1,10 +1,10 @@
 // int8 linear layers for CPU inference: weights quantized once, per output
 // row (symmetric, int8), activations quantized per call from their observed
-// range. The product runs on t2t's AVX-512 VNNI kernel where the CPU has
-// it (vnni_linear.h: activations per row, 8 bits), else on the quantized
-// GEMM LibTorch ships (FBGEMM on x86, through the dispatcher's
-// quantized::linear_prepack and quantized::linear_dynamic, the ops behind
-// PyTorch's dynamic quantization: activations per call, 7 bits).
+// range. The product runs on t2t's own kernels where the CPU has one
+// (int8_panels.h: activations per row; 8 bits with AVX-512 VNNI, 7 with
+// AVX2), else on the quantized GEMM LibTorch ships (through the
+// dispatcher's quantized::linear_prepack and quantized::linear_dynamic, the
+// ops behind PyTorch's dynamic quantization: activations per call, 7 bits).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "models/vnni_linear.h"
+#include "models/int8_panels.h"
 #include "t2t/model/int8_weights.h"
 
 namespace t2t {
@@ -46,8 +46,8 @@ class Int8Linear {
 
  private:
   int64_t in_ = 0, out_ = 0;
-  c10::IValue packed_;  // the engine's packed weights and bias
-  std::shared_ptr<const VnniWeight> vnni_;  // or t2t's kernel's
+  std::shared_ptr<const Int8PanelWeight> panels_;  // t2t's kernel's layout
+  c10::IValue packed_;  // or LibTorch's engine's packed weights and bias
 };
 
 }  // namespace t2t

@@ -1,5 +1,5 @@
 // Reading the next weight panel ahead, for the panel kernels of the CPU
-// products (cpu_linear.cc, vnni_linear.cc).
+// products (cpu_linear.cc, int8_panels.cc).
 //
 // A decoding step streams all of a model's weights once (transformer_base's
 // float32 decoder: ~105 MB, far more than the L3 cache), and a kernel call
@@ -20,7 +20,7 @@
 
 namespace t2t {
 
-// The packed weights alive in the process (CpuLinearWeight, VnniWeight), in
+// The packed weights alive in the process (CpuLinearWeight, Int8PanelWeight), in
 // bytes: a weight counts while the object holding its counter lives.
 class PackedWeightBytes {
  public:

@@ -10,8 +10,8 @@
 
 #include "models/dense.h"
 #include "models/int8_linear.h"
+#include "models/int8_panels.h"
 #include "models/transformer.h"
-#include "models/vnni_linear.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
@@ -282,27 +282,30 @@ TEST_CASE("an int8 checkpoint loads into a model built without initialization as
   CHECK(torch::equal(loaded->forward(inputs, targets), trained->forward(inputs, targets)));
 }
 
-TEST_CASE("the VNNI int8 kernel computes the per-row quantized product exactly", "[int8]") {
-  if (!t2t::vnni_supported()) T2T_SKIP("this CPU has no AVX-512 VNNI");
+// Each of t2t's int8 kernels against the product it stands for, in 64-bit
+// integers: each row's codes (0 to the kernel's largest) from its range
+// widened to hold 0, then (codes - zero) times the int8 rows.
+void check_int8_kernel(t2t::Int8Kernel kernel) {
   torch::manual_seed(12);
-  // Widths around the 32-column panels, inputs not a multiple of 4 or 16,
-  // row counts around the 8-row blocks.
+  // Widths around the panels (64 and 16 columns), inputs not a multiple of
+  // 4 or 16, row counts around the row groups (6 and 4) and past a chunk
+  // of 128 rows.
   for (const auto& [in, out] : std::vector<std::pair<int64_t, int64_t>>{
            {64, 32}, {37, 5}, {130, 70}, {512, 96}}) {
     const auto weights = t2t::quantize_rows(torch::randn({out, in}) * 0.1, "test");
     const auto bias = torch::randn({out});
-    const auto packed = t2t::VnniWeight::pack(weights, bias);
+    const auto packed = t2t::Int8PanelWeight::pack(weights, bias, kernel);
     REQUIRE(packed);
-    for (const int64_t rows : {1, 7, 9, 130}) {
-      INFO("in " << in << ", out " << out << ", rows " << rows);
+    const double top = packed->max_code();
+    for (const int64_t rows : {1, 5, 7, 9, 130}) {
+      INFO(packed->kernel() << ": in " << in << ", out " << out << ", rows " << rows);
       auto x = torch::randn({rows, in}) * 3;
       x[0].fill_(0.0);  // a row of zeros: its own range is empty
-      // The reference, in 64-bit integers: each row's codes from its range
-      // widened to hold 0, then (codes - zero) times the int8 rows.
+      if (rows > 1) x[1].abs_();  // a row without negative values: zero at code 0
       const auto low = x.amin(1).clamp_max(0.0), high = x.amax(1).clamp_min(0.0);
-      const auto scale = torch::where(high > low, (high - low) / 255.0, torch::ones_like(low));
-      const auto zero = (-low / scale).round().clamp(0, 255);
-      const auto codes = (x * (1.0 / scale).unsqueeze(1)).round().add(zero.unsqueeze(1)).clamp(0, 255);
+      const auto scale = torch::where(high > low, (high - low) / top, torch::ones_like(low));
+      const auto zero = (-low / scale).round().clamp(0, top);
+      const auto codes = (x * (1.0 / scale).unsqueeze(1)).round().add(zero.unsqueeze(1)).clamp(0, top);
       const auto acc = (codes.to(torch::kLong) - zero.to(torch::kLong).unsqueeze(1))
                            .matmul(weights.values.to(torch::kLong).t());
       const auto want = acc.to(torch::kFloat) * (scale.unsqueeze(1) * weights.scales.unsqueeze(0)) +
@@ -316,4 +319,26 @@ TEST_CASE("the VNNI int8 kernel computes the per-row quantized product exactly",
                          got.narrow(0, rows - 1, 1)));
     }
   }
+}
+
+TEST_CASE("the VNNI int8 kernel computes the per-row quantized product exactly", "[int8]") {
+  if (!t2t::int8_kernel_runs(t2t::Int8Kernel::vnni)) T2T_SKIP("this CPU has no AVX-512 VNNI");
+  check_int8_kernel(t2t::Int8Kernel::vnni);
+}
+
+TEST_CASE("the AVX2 int8 kernel computes the per-row 7-bit quantized product exactly", "[int8]") {
+  if (!t2t::int8_kernel_runs(t2t::Int8Kernel::avx2)) T2T_SKIP("this CPU has no AVX2 with FMA");
+  check_int8_kernel(t2t::Int8Kernel::avx2);
+  // The codes reach 127 and the weights -127 and 127: two products of the
+  // largest magnitude summed in 16 bits do not saturate.
+  const auto weight = torch::tensor({{1.0f, 1.0f, -1.0f, -1.0f}, {-1.0f, -1.0f, 1.0f, 1.0f}});
+  const auto packed =
+      t2t::Int8PanelWeight::pack(t2t::quantize_rows(weight, "test"), {}, t2t::Int8Kernel::avx2);
+  REQUIRE(packed);
+  const auto x = torch::tensor({{1.0f, 1.0f, -1.0f, -1.0f}});
+  const auto got = packed->apply(x);
+  // 127 levels a side around the row's zero at code 64 (range [-1, 1]):
+  // exact to the step of one code.
+  CHECK(got[0][0].item<float>() == Approx(4.0f).margin(4.0 / 64));
+  CHECK(got[0][1].item<float>() == Approx(-4.0f).margin(4.0 / 64));
 }

@@ -13,7 +13,7 @@
 #include "models/cpu_linear.h"
 #include "models/int8_linear.h"
 #include "models/panel_prefetch.h"
-#include "models/vnni_linear.h"
+#include "models/int8_panels.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -80,7 +80,7 @@ TEST_CASE("products read their panels ahead once the packed weights outgrow the 
   const auto packed = t2t::CpuLinearWeight::pack(weight);
   if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512 nor oneDNN)");
   const auto int8 = t2t::quantize_rows(weight, "test");
-  const auto vnni = t2t::VnniWeight::pack(int8, bias);
+  const auto vnni = t2t::Int8PanelWeight::pack(int8, bias);
   std::vector<torch::Tensor> inputs, plain, plain_int8;
   for (const int64_t rows : {1, 5, 8, 24, 129, 300}) {
     inputs.push_back(torch::randn({rows, 300}));
