@@ -39,8 +39,8 @@ class PackedWeightBytes {
 // in memory again, not in the caches (transformer_base's float32 decoder
 // streams ~105 MB a step). A small model's weights stay in the caches, and
 // reading ahead only costs its instructions (transformer_tiny's decoding:
-// ~8% slower with it on an AVX-512 Zen 5). The float32 AVX2 kernel reads
-// ahead whatever this says (cpu_linear.cc).
+// ~8% slower with it on an AVX-512 Zen 5). The AVX2 kernels (float32 and
+// int8) read ahead whatever this says (cpu_linear.cc, int8_panels.cc).
 bool read_ahead();
 
 // One kernel call's part of reading the next panel: one step of its inner
