@@ -62,6 +62,16 @@ inline void row_code_scale(float low, float high, int32_t max_code, float* scale
   *zero = std::clamp(static_cast<int32_t>(std::nearbyint(-low / s)), 0, max_code);
 }
 
+// The codes of x[k, in) one by one, as the vector loops make them, then
+// zeros up to in4 (against zero weights).
+inline void code_tail(const float* x, int64_t k, int64_t in, int64_t in4, float inverse, int32_t z,
+                      int32_t max_code, uint8_t* q) {
+  for (; k < in; ++k)
+    q[k] = static_cast<uint8_t>(
+        std::clamp(static_cast<int32_t>(std::nearbyint(x[k] * inverse)) + z, 0, max_code));
+  for (; k < in4; ++k) q[k] = 0;
+}
+
 __attribute__((target("avx512f,avx512bw"))) void quantize_row_avx512(const float* x, int64_t in,
                                                                      int64_t in4, int32_t max_code,
                                                                      uint8_t* q, float* scale,
@@ -89,10 +99,7 @@ __attribute__((target("avx512f,avx512bw"))) void quantize_row_avx512(const float
     c = _mm512_min_epi32(_mm512_max_epi32(c, min_code), max_codes);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), _mm512_cvtepi32_epi8(c));
   }
-  for (; k < in; ++k)
-    q[k] = static_cast<uint8_t>(
-        std::clamp(static_cast<int32_t>(std::nearbyint(x[k] * inverse)) + z, 0, max_code));
-  for (; k < in4; ++k) q[k] = 0;  // against zero weights
+  code_tail(x, k, in, in4, inverse, z, max_code, q);
 }
 
 __attribute__((target("avx2"))) void quantize_row_avx2(const float* x, int64_t in, int64_t in4,
@@ -131,10 +138,7 @@ __attribute__((target("avx2"))) void quantize_row_avx2(const float* x, int64_t i
     std::memcpy(q + k, &first, 4);
     std::memcpy(q + k + 4, &second, 4);
   }
-  for (; k < in; ++k)
-    q[k] = static_cast<uint8_t>(
-        std::clamp(static_cast<int32_t>(std::nearbyint(x[k] * inverse)) + z, 0, max_code));
-  for (; k < in4; ++k) q[k] = 0;  // against zero weights
+  code_tail(x, k, in, in4, inverse, z, max_code, q);
 }
 
 // R rows of codes (row stride ldq) times one panel [in4 / 4, kPanel, 4] into
