@@ -337,8 +337,8 @@ TEST_CASE("the AVX2 int8 kernel computes the per-row 7-bit quantized product exa
   REQUIRE(packed);
   const auto x = torch::tensor({{1.0f, 1.0f, -1.0f, -1.0f}});
   const auto got = packed->apply(x);
-  // 127 levels a side around the row's zero at code 64 (range [-1, 1]):
-  // exact to the step of one code.
+  // Codes 0-127 with the row's zero at 64 (its range [-1, 1]): 1 is code
+  // 127 and -1 code 0, so each output is 4 to within a code's step.
   CHECK(got[0][0].item<float>() == Approx(4.0f).margin(4.0 / 64));
   CHECK(got[0][1].item<float>() == Approx(-4.0f).margin(4.0 / 64));
 }

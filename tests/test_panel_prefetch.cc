@@ -78,14 +78,14 @@ TEST_CASE("products read their panels ahead once the packed weights outgrow the 
   const auto weight = torch::randn({200, 300}) * 0.1;
   const auto bias = torch::randn({200});
   const auto packed = t2t::CpuLinearWeight::pack(weight);
-  if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512 nor oneDNN)");
+  if (!packed) T2T_SKIP("no CPU inference kernel here (neither AVX-512, AVX2 with FMA, nor oneDNN)");
   const auto int8 = t2t::quantize_rows(weight, "test");
-  const auto vnni = t2t::Int8PanelWeight::pack(int8, bias);
+  const auto int8_panels = t2t::Int8PanelWeight::pack(int8, bias);
   std::vector<torch::Tensor> inputs, plain, plain_int8;
   for (const int64_t rows : {1, 5, 8, 24, 129, 300}) {
     inputs.push_back(torch::randn({rows, 300}));
     plain.push_back(packed->apply(inputs.back(), bias, false));
-    if (vnni) plain_int8.push_back(vnni->apply(inputs.back()));
+    if (int8_panels) plain_int8.push_back(int8_panels->apply(inputs.back()));
   }
 
   auto ballast = ballast_until_read_ahead(64);
@@ -93,7 +93,7 @@ TEST_CASE("products read their panels ahead once the packed weights outgrow the 
   for (size_t i = 0; i < inputs.size(); ++i) {
     INFO("rows " << inputs[i].size(0));
     CHECK(torch::equal(packed->apply(inputs[i], bias, false), plain[i]));
-    if (vnni) CHECK(torch::equal(vnni->apply(inputs[i]), plain_int8[i]));
+    if (int8_panels) CHECK(torch::equal(int8_panels->apply(inputs[i]), plain_int8[i]));
   }
   // The weights' bytes stop counting with them.
   ballast.clear();
