@@ -292,11 +292,10 @@ std::shared_ptr<const Int8PanelWeight> Int8PanelWeight::pack(const Int8Weights& 
               "Int8PanelWeight: int8 [out, in] values with [out] scales expected");
   auto w = std::make_shared<Int8PanelWeight>();
   w->kernel_ = kernel;
-  w->panel_ = kernel == Int8Kernel::vnni ? kPanel : kAvx2Panel;
   w->out_ = v.size(0);
   w->in_ = v.size(1);
   w->in4_ = (w->in_ + 3) / 4 * 4;
-  const int64_t width = w->panel_;
+  const int64_t width = kernel == Int8Kernel::vnni ? kPanel : kAvx2Panel;
   const int64_t panels = (w->out_ + width - 1) / width, padded_out = panels * width;
   const int64_t in = w->in_, quads = w->in4_ / 4;
   // [out, in] -> [panels, in4 / 4, width, 4], zero where padded, written in
@@ -361,13 +360,13 @@ at::Tensor Int8PanelWeight::apply(const at::Tensor& x) const {
   for (int64_t r = 0; r < rows; ++r)
     quantize(xp + r * in_, in_, in4_, max_code(), codes.data() + r * in4_, &row_scales[r],
              &zeros[r]);
-  const int64_t panels = panels_.size(0);
+  const int64_t panels = panels_.size(0), width = panels_.size(2);
   const int8_t* wp = panels_.data_ptr<int8_t>();
   const int32_t* sums = col_sums_.data_ptr<int32_t>();
   const float* scales = scales_.data_ptr<float>();
   const float* bias = bias_.data_ptr<float>();
   float* yp = y.data_ptr<float>();
-  const int64_t per_panel = rows * in4_ * panel_;
+  const int64_t per_panel = rows * in4_ * width;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, per_panel));
   const int64_t group = vnni ? kRows : kAvx2Rows;
   // The AVX2 kernel reads ahead whatever the weights' size, as the float32
@@ -377,11 +376,11 @@ at::Tensor Int8PanelWeight::apply(const at::Tensor& x) const {
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
     if (ahead)
       panel_product<PanelPrefetch>(vnni ? kVnniCalls<PanelPrefetch> : kAvx2Calls<PanelPrefetch>,
-                                   group, panel_, codes.data(), rows, in4_, wp, out_, sums, scales,
+                                   group, width, codes.data(), rows, in4_, wp, out_, sums, scales,
                                    bias, row_scales.data(), zeros.data(), yp, begin, end);
     else
       panel_product<NoPrefetch>(vnni ? kVnniCalls<NoPrefetch> : kAvx2Calls<NoPrefetch>, group,
-                                panel_, codes.data(), rows, in4_, wp, out_, sums, scales, bias,
+                                width, codes.data(), rows, in4_, wp, out_, sums, scales, bias,
                                 row_scales.data(), zeros.data(), yp, begin, end);
   });
   return y;

@@ -56,12 +56,11 @@ class Int8PanelWeight {
  private:
   Int8Kernel kernel_ = Int8Kernel::vnni;
   int64_t out_ = 0, in_ = 0, in4_ = 0;  // in4_: in rounded up to 4
-  int64_t panel_ = 64;   // output columns a panel
-  at::Tensor panels_;    // int8 [panels, in4 / 4, panel_, 4]
+  at::Tensor panels_;    // int8 [panels, in4 / 4, width (64 or 16), 4]
   PackedWeightBytes counted_;  // panels_, for read_ahead()
-  at::Tensor col_sums_;  // int32 [panels * panel_]: each output's sum of weights
-  at::Tensor scales_;    // float32 [panels * panel_]
-  at::Tensor bias_;      // float32 [panels * panel_], zero without a bias
+  at::Tensor col_sums_;  // int32 [panels * width]: each output's sum of weights
+  at::Tensor scales_;    // float32 [panels * width]
+  at::Tensor bias_;      // float32 [panels * width], zero without a bias
 };
 
 }  // namespace t2t
