@@ -164,7 +164,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       int32_t four;
-      std::memcpy(&four, q + r * ldq + 4 * k, sizeof four);
+      std::memcpy(&four, q + (k * R + r) * 4, sizeof four);
       const __m512i a = _mm512_set1_epi32(four);
 #pragma GCC unroll 4
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, b[v]);
@@ -192,10 +192,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
 // The same for AVX2, over a panel [in4 / 4, kAvx2Panel, 4]: each quad of a
 // row's codes (at most 127) against 8 columns' quads, `vpmaddubsw` summing
 // pairs of products into int16 (at most 2 x 127 x 127, no saturation),
-// `vpmaddwd` against ones summing those pairs into int32.
+// `vpmaddwd` against ones summing those pairs into int32. The R rows' codes
+// come interleaved by quads (`q`: [quads, R, 4], interleave_quads): one
+// stream for the broadcasts, as the float32 AVX2 kernel reads its rows.
 template <int R, class Ahead>
 __attribute__((target("avx2,fma"))) void avx2_rows(
-    const uint8_t* q, int64_t ldq, const int8_t* panel, int64_t quads, const int32_t* col_sums,
+    const uint8_t* q, int64_t, const int8_t* panel, int64_t quads, const int32_t* col_sums,
     const float* col_scales, const float* bias, const float* row_scales, const int32_t* zeros,
     float* y, int64_t ldy, int64_t cols, Ahead ahead) {
   __m256i acc[R][kAvx2Vectors];
@@ -204,6 +206,7 @@ __attribute__((target("avx2,fma"))) void avx2_rows(
 #pragma GCC unroll 2
     for (int v = 0; v < kAvx2Vectors; ++v) acc[r][v] = _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
   for (int64_t k = 0; k < quads; ++k) {
     ahead.tick();
     __m256i b[kAvx2Vectors];
@@ -213,7 +216,7 @@ __attribute__((target("avx2,fma"))) void avx2_rows(
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       int32_t four;
-      std::memcpy(&four, q + r * ldq + 4 * k, sizeof four);
+      std::memcpy(&four, q + (k * R + r) * 4, sizeof four);
       const __m256i a = _mm256_set1_epi32(four);
 #pragma GCC unroll 2
       for (int v = 0; v < kAvx2Vectors; ++v)
@@ -260,6 +263,24 @@ constexpr PanelRows<Ahead> kVnniCalls[kRows + 1] = {
 template <class Ahead>
 constexpr PanelRows<Ahead> kAvx2Calls[kAvx2Rows + 1] = {
     nullptr, avx2_rows<1, Ahead>, avx2_rows<2, Ahead>, avx2_rows<3, Ahead>, avx2_rows<4, Ahead>};
+
+// Rows of codes [rows, in4] -> `grouped`, the same size: each row group of
+// the AVX2 kernel as [in4 / 4, n, 4], its n rows' quads side by side. The
+// groups are for_each_panel_call's: kAvx2Rows rows at a time from the start
+// of each chunk of kRowChunk rows, the chunk's last group the rest.
+void interleave_quads(const uint8_t* codes, int64_t rows, int64_t in4, uint8_t* grouped) {
+  const int64_t quads = in4 / 4;
+  for (int64_t c0 = 0; c0 < rows; c0 += kRowChunk) {
+    const int64_t chunk_end = std::min(rows, c0 + kRowChunk);
+    for (int64_t r0 = c0; r0 < chunk_end; r0 += kAvx2Rows) {
+      const int64_t n = std::min(kAvx2Rows, chunk_end - r0);
+      uint8_t* to = grouped + r0 * in4;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t k = 0; k < quads; ++k)
+          std::memcpy(to + (k * n + r) * 4, codes + (r0 + r) * in4 + 4 * k, 4);
+    }
+  }
+}
 
 // The quantized rows `codes` times the panels [begin, end) of `width`
 // columns into y, `group` rows a kernel call; with PanelPrefetch, each
@@ -360,6 +381,11 @@ at::Tensor Int8PanelWeight::apply(const at::Tensor& x) const {
   for (int64_t r = 0; r < rows; ++r)
     quantize(xp + r * in_, in_, in4_, max_code(), codes.data() + r * in4_, &row_scales[r],
              &zeros[r]);
+  if (!vnni) {
+    std::vector<uint8_t> grouped(codes.size());
+    interleave_quads(codes.data(), rows, in4_, grouped.data());
+    codes.swap(grouped);
+  }
   const int64_t panels = panels_.size(0), width = panels_.size(2);
   const int8_t* wp = panels_.data_ptr<int8_t>();
   const int32_t* sums = col_sums_.data_ptr<int32_t>();
