@@ -210,7 +210,34 @@ torch::Tensor Transformer::embed(const torch::Tensor& weights, const torch::Tens
   // keeps the shifted decoder input's first position zero as well.
   auto scale = ids.ne(0).to(weights.scalar_type());
   if (embedding_scale_ != 1.0) scale.mul_(embedding_scale_);
+  if (const Int8Weights* int8 = int8_embedding(weights)) {
+    // values x the row's scale, as an int8 product reads its weight.
+    const auto flat = ids.reshape({-1});
+    auto sizes = ids.sizes().vec();
+    sizes.push_back(int8->values.size(1));
+    const auto rows = int8->values.index_select(0, flat).to(torch::kFloat) *
+                      int8->scales.reshape({-1}).index_select(0, flat).unsqueeze(1);
+    return rows.view(sizes) * scale.unsqueeze(-1);
+  }
   return torch::embedding(weights, ids) * scale.unsqueeze(-1);
+}
+
+const Int8Weights* Transformer::int8_embedding(const torch::Tensor& weights) const {
+  if (weights.is_same(input_embedding_) && input_embedding_int8_.values.defined())
+    return &input_embedding_int8_;
+  if (weights.is_same(target_embedding_) && target_embedding_int8_.values.defined())
+    return &target_embedding_int8_;
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Transformer::vocabulary_matrices() const {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : named_parameters(/*recurse=*/false)) {
+    const auto& t = p.value();
+    if (t.is_same(input_embedding_) || t.is_same(target_embedding_) || t.is_same(softmax_weights_))
+      out.emplace_back(p.key(), t);
+  }
+  return out;
 }
 
 torch::Tensor Transformer::drop_symbols(const torch::Tensor& ids) const {
@@ -290,9 +317,15 @@ void Transformer::quantize_int8() {
   for (const auto& [name, dense] : dense_layers()) dense->quantize_int8(name);
   softmax_int8_ = std::make_shared<const Int8Linear>(softmax_weights_, torch::Tensor(),
                                                      "the softmax projection");
+  input_embedding_int8_ = quantize_rows(input_embedding_, "the input embedding");
+  target_embedding_int8_ = target_embedding_.is_same(input_embedding_)
+                               ? input_embedding_int8_
+                               : quantize_rows(target_embedding_, "the target embedding");
 }
 
 namespace {
+// Where int8 checkpoints written before the embeddings were int8 keep the
+// softmax projection.
 constexpr const char* kSoftmaxInt8 = "softmax_int8";
 }  // namespace
 
@@ -300,7 +333,8 @@ Int8WeightMap Transformer::int8_weights() const {
   Int8WeightMap out;
   for (const auto& [name, dense] : dense_layers())
     out.emplace(name + ".weight", dense->int8_weights(name));
-  out.emplace(kSoftmaxInt8, quantize_rows(softmax_weights_, "the softmax projection"));
+  for (const auto& [name, matrix] : vocabulary_matrices())
+    out.emplace(name, quantize_rows(matrix, "the " + name + " matrix"));
   return out;
 }
 
@@ -308,14 +342,32 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
   // Every name checked before any layer is built: a map that does not fit
   // changes nothing.
   const auto layers = dense_layers();
-  std::set<std::string> expected{kSoftmaxInt8};
+  const auto matrices = vocabulary_matrices();
+  std::set<std::string> expected;
   for (const auto& [name, dense] : layers) expected.insert(name + ".weight");
   std::vector<std::string> problems;
   for (const auto& name : expected)
     if (!weights.count(name)) problems.push_back("missing " + name);
+  // The embedding and softmax matrices: int8 under their names, or (earlier
+  // int8 checkpoints) the softmax projection under kSoftmaxInt8 and the
+  // embeddings float, loaded already and quantized here.
+  std::string softmax_name = kSoftmaxInt8;
+  std::map<std::string, Int8Weights> matrix_int8;
+  for (const auto& [name, matrix] : matrices) {
+    const auto entry = weights.find(name);
+    if (matrix.is_same(softmax_weights_) && !weights.count(kSoftmaxInt8)) softmax_name = name;
+    if (entry == weights.end()) continue;
+    const auto& values = entry->second.values;
+    if (values.defined() && values.dim() == 2 && values.sizes() != matrix.sizes())
+      problems.push_back(name + " is " + c10::str(values.sizes()) + ", the model's " +
+                         c10::str(matrix.sizes()));
+    matrix_int8[name] = entry->second;
+  }
   for (const auto& [name, w] : weights)
-    if (!expected.count(name)) problems.push_back("unexpected " + name);
-  const Int8Weights* softmax = weights.count(kSoftmaxInt8) ? &weights.at(kSoftmaxInt8) : nullptr;
+    if (!expected.count(name) && name != kSoftmaxInt8 && !matrix_int8.count(name))
+      problems.push_back("unexpected " + name);
+  const Int8Weights* softmax = weights.count(softmax_name) ? &weights.at(softmax_name) : nullptr;
+  if (!softmax) problems.push_back("missing " + softmax_name);
   if (softmax && softmax->values.defined() && softmax->values.dim() == 2 &&
       softmax->values.sizes() != softmax_weights_.sizes())
     problems.push_back("the softmax projection is " + c10::str(softmax->values.sizes()) +
@@ -323,6 +375,15 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
   if (!problems.empty())
     throw Error("the int8 weights do not fit the model (were the hparams or the vocabulary "
                 "changed?): " + join(problems, "; "));
+  auto embedding_int8 = [&](const torch::Tensor& embedding, const std::string& what) {
+    for (const auto& [name, matrix] : matrices)
+      if (matrix.is_same(embedding) && matrix_int8.count(name)) return matrix_int8.at(name);
+    return quantize_rows(embedding, what);
+  };
+  input_embedding_int8_ = embedding_int8(input_embedding_, "the input embedding");
+  target_embedding_int8_ = target_embedding_.is_same(input_embedding_)
+                               ? input_embedding_int8_
+                               : embedding_int8(target_embedding_, "the target embedding");
   // The layers lay their weights out side by side, the biggest first, each
   // thread taking the next one left: LibTorch's layout (FBGEMM's, on CPUs
   // without t2t's int8 kernels) is made on one thread a layer, ~0.4 s for
@@ -336,7 +397,7 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
   jobs.emplace_back(size(*softmax), [&] {
     softmax_int8_ = std::make_shared<const Int8Linear>(*softmax, torch::Tensor(),
                                                        "the softmax projection");
-    weights.at(kSoftmaxInt8) = Int8Weights{};
+    weights.at(softmax_name) = Int8Weights{};
   });
   for (const auto& [name, dense] : layers) {
     auto& entry = weights.at(name + ".weight");
@@ -352,6 +413,11 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
     torch::NoGradGuard no_grad;  // grad mode is per thread
     for (size_t j; (j = next++) < jobs.size();) jobs[j].second();
   });
+  // As the dense layers release theirs: the float matrices are not read
+  // again (an int8 checkpoint's were not even loaded).
+  torch::NoGradGuard no_grad;
+  for (auto& [name, matrix] : vocabulary_matrices())
+    matrix.set_data(torch::empty({0}, matrix.options()));
 }
 
 void Transformer::pack_for_inference() {
@@ -360,9 +426,14 @@ void Transformer::pack_for_inference() {
 }
 
 void Transformer::release_float_weights() {
-  // The dense layers' weights only: the softmax projection's float matrix
-  // may be the embedding's too, which stays float.
   for (const auto& [name, dense] : dense_layers()) dense->release_float_weight();
+  // The embedding and softmax matrices once their int8 forms are in use.
+  if (!softmax_int8_ || !input_embedding_int8_.values.defined() ||
+      !target_embedding_int8_.values.defined())
+    return;
+  torch::NoGradGuard no_grad;
+  for (auto& [name, matrix] : vocabulary_matrices())
+    matrix.set_data(torch::empty({0}, matrix.options()));
 }
 
 torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {

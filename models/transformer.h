@@ -47,7 +47,8 @@ class Transformer : public T2TModel {
   // The decoding steps captured into CUDA graphs so far.
   size_t decode_graphs() const;
   // Every dense layer of both stacks and the softmax projection; the
-  // embeddings stay float (a lookup, not a product).
+  // embeddings are looked up from int8 rows too (int8_embedding), so that
+  // no float matrix of the vocabulary's size needs to stay in memory.
   void quantize_int8() override;
   // T2T's names: models/transformer_tf_names.h.
   void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id) override;
@@ -56,9 +57,10 @@ class Transformer : public T2TModel {
       const std::string& suffix) const override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
   void release_float_weights() override;
-  // The dense layers' under their weights' names; the softmax projection's
-  // under "softmax_int8", its float matrix staying (it may be an
-  // embedding's too).
+  // The dense layers' under their weights' names, and each embedding and
+  // softmax matrix once under its parameter's name (a shared one once).
+  // load_int8_weights also takes what earlier int8 checkpoints hold: the
+  // softmax projection under "softmax_int8", the embeddings float.
   Int8WeightMap int8_weights() const override;
   void load_int8_weights(Int8WeightMap weights) override;
   // Every float dense layer and the softmax projection (CpuLinearWeight).
@@ -92,8 +94,13 @@ class Transformer : public T2TModel {
   // what int8 quantizes, saves and loads.
   std::vector<std::pair<std::string, DenseImpl*>> dense_layers() const;
   // ids [batch, length] -> [batch, length, hidden]: rows of `weights`
-  // scaled by sqrt(hidden), zero for id 0.
+  // scaled by sqrt(hidden), zero for id 0; in int8 mode from its int8 rows.
   torch::Tensor embed(const torch::Tensor& weights, const torch::Tensor& ids) const;
+  // The int8 form of an embedding matrix, or null outside int8 mode.
+  const Int8Weights* int8_embedding(const torch::Tensor& weights) const;
+  // The embedding and softmax matrices, each once, with their parameters'
+  // names.
+  std::vector<std::pair<std::string, torch::Tensor>> vocabulary_matrices() const;
   // T2T's symbol_dropout: ids replaced by 0 (padding) during training.
   torch::Tensor drop_symbols(const torch::Tensor& ids) const;
   // Adds the timing signal for positions [start, start + length) of x.
@@ -120,6 +127,8 @@ class Transformer : public T2TModel {
   torch::Tensor softmax_weights_;
   torch::Tensor target_space_;  // [hidden], or undefined
   std::shared_ptr<const Int8Linear> softmax_int8_;  // after quantize_int8()
+  // In int8 mode: the embeddings' int8 rows (one object when shared).
+  Int8Weights input_embedding_int8_, target_embedding_int8_;
   std::shared_ptr<const CpuLinearWeight> softmax_packed_;  // after pack_for_inference()
   torch::nn::ModuleList encoder_layers_;
   torch::nn::ModuleList decoder_layers_;

@@ -214,7 +214,12 @@ TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in an
   torch::NoGradGuard no_grad;
 
   const t2t::Int8WeightMap saved = trained->int8_weights();
-  CHECK(saved.count("softmax_int8") == 1);
+  // The embedding and softmax matrices under their parameters' names, as
+  // the dense layers' weights.
+  CHECK(saved.count("input_emb") == 1);
+  CHECK(saved.count("target_emb") == 1);
+  CHECK(saved.count("softmax") == 1);
+  CHECK(saved.count("softmax_int8") == 0);
   for (const auto& [name, w] : saved) {
     INFO(name);
     CHECK(w.values.scalar_type() == torch::kChar);
@@ -240,8 +245,24 @@ TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in an
   // The same int8 layers: the same logits, bit for bit, and the float
   // weights they replace are released.
   CHECK(torch::equal(fresh->forward(inputs, targets), trained->forward(inputs, targets)));
-  for (const auto& [name, w] : saved)
-    if (name != "softmax_int8") CHECK(fresh->named_parameters()[name].numel() == 0);
+  for (const auto& [name, w] : saved) {
+    INFO(name);
+    CHECK(fresh->named_parameters()[name].numel() == 0);
+  }
+
+  // What int8 checkpoints held before their embeddings were int8: the
+  // softmax projection under "softmax_int8", the embeddings float (loaded
+  // as float parameters). They load into the same int8 model.
+  auto earlier = std::make_shared<t2t::Transformer>(hp, features);
+  earlier->eval();
+  t2t::Int8WeightMap earlier_map = saved;
+  for (const char* name : {"input_emb", "target_emb", "softmax"}) earlier_map.erase(name);
+  earlier_map.emplace("softmax_int8", saved.at("softmax"));
+  for (const auto& p : trained->named_parameters())
+    if (!earlier_map.count(p.key())) earlier->named_parameters()[p.key()].copy_(p.value());
+  earlier->load_int8_weights(earlier_map);
+  CHECK(torch::equal(earlier->forward(inputs, targets), trained->forward(inputs, targets)));
+  CHECK(earlier->named_parameters()["input_emb"].numel() == 0);
 }
 
 TEST_CASE("an int8 checkpoint loads into a model built without initialization as quantizing does",

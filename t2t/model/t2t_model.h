@@ -111,9 +111,7 @@ class T2TModel : public torch::nn::Module {
   // An int8 model saved and loaded as such (t2t-avg-all --quantize=int8):
   // int8_weights() gives, from the float weights, the int8 form of every
   // matrix quantize_int8() quantizes, keyed by the name of the float
-  // parameter it replaces, or by a name of no parameter when that parameter
-  // stays float for another use (a softmax matrix shared with an
-  // embedding). load_int8_weights() builds the int8 layers from such a map
+  // parameter it replaces. load_int8_weights() builds the int8 layers from such a map
   // instead of quantize_int8(), with the same results, and releases the
   // float weights they replace (which a loader then leaves unset). Both
   // throw t2t::Error naming what is missing or does not fit; the defaults
