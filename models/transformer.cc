@@ -104,7 +104,7 @@ void compact_slots(TransformerDecoderState& state, int64_t capacity) {
 void make_room(TransformerDecoderState& state) {
   const auto& first = state.layers.empty() ? torch::Tensor() : state.layers[0].self_keys;
   if (!first.defined() || state.length < first.size(2)) return;
-  compact_slots(state, std::max<int64_t>(16, 2 * first.size(2)));
+  compact_slots(state, std::max<int64_t>(kLeastRoom, 2 * first.size(2)));
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ Dense dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c)
 torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length) {
   if (length < t.size(dim)) return t;
   auto sizes = t.sizes().vec();
-  sizes[dim] = std::max<int64_t>(16, 2 * sizes[dim]);
+  sizes[dim] = std::max<int64_t>(kLeastRoom, 2 * sizes[dim]);
   auto grown = torch::empty(sizes, t.options());
   if (length > 0) grown.narrow(dim, 0, length).copy_(t.narrow(dim, 0, length));
   return grown;

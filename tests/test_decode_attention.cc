@@ -150,7 +150,7 @@ TEST_CASE("slot-table caches decode as caches reordered in place", "[decode_atte
   }
   t2t::SearchOptions o;
   o.beam_size = 4;
-  o.extra_length = 20;  // past the first cache capacity (16)
+  o.extra_length = 20;  // past the first cache capacities (8, then 16)
   o.num_return = 4;
   o.stop_early = false;
   // Eval mode uses the slot tables; train mode (no dropout here, so the same
