@@ -164,7 +164,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       int32_t four;
-      std::memcpy(&four, q + (k * R + r) * 4, sizeof four);
+      std::memcpy(&four, q + r * ldq + 4 * k, sizeof four);
       const __m512i a = _mm512_set1_epi32(four);
 #pragma GCC unroll 4
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], a, b[v]);
