@@ -327,6 +327,14 @@ namespace {
 // Where int8 checkpoints written before the embeddings were int8 keep the
 // softmax projection.
 constexpr const char* kSoftmaxInt8 = "softmax_int8";
+
+// Frees the float matrices (vocabulary_matrices) once their int8 forms
+// stand in for them.
+void release_floats(const std::vector<std::pair<std::string, torch::Tensor>>& matrices) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, matrix] : matrices)
+    matrix.set_data(torch::empty({0}, matrix.options()));
+}
 }  // namespace
 
 Int8WeightMap Transformer::int8_weights() const {
@@ -415,9 +423,7 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
   });
   // As the dense layers release theirs: the float matrices are not read
   // again (an int8 checkpoint's were not even loaded).
-  torch::NoGradGuard no_grad;
-  for (auto& [name, matrix] : vocabulary_matrices())
-    matrix.set_data(torch::empty({0}, matrix.options()));
+  release_floats(vocabulary_matrices());
 }
 
 void Transformer::pack_for_inference() {
@@ -431,9 +437,7 @@ void Transformer::release_float_weights() {
   if (!softmax_int8_ || !input_embedding_int8_.values.defined() ||
       !target_embedding_int8_.values.defined())
     return;
-  torch::NoGradGuard no_grad;
-  for (auto& [name, matrix] : vocabulary_matrices())
-    matrix.set_data(torch::empty({0}, matrix.options()));
+  release_floats(vocabulary_matrices());
 }
 
 torch::Tensor Transformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {
