@@ -152,10 +152,14 @@ Hypothesis exhaustive_best(const PrefixModel& m, const std::vector<int64_t>& inp
 // `older_rule`: stop_early as T2T had it before its current beam_search.py,
 // comparing the lowest finished score with the bound instead of the best
 // (the same best output, often more steps). `steps`: decoder steps run.
+// `patience` > 0: also stop as CTranslate2 does, once the best candidate of
+// a step has ended and patience x K of the K best candidates of the steps
+// so far have ended.
 std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<int64_t>& input,
                                        int64_t vocab, int64_t K, double alpha, int64_t decode_len,
                                        bool stop_early, int64_t num_return,
-                                       bool older_rule = false, int64_t* steps = nullptr) {
+                                       bool older_rule = false, int64_t* steps = nullptr,
+                                       double patience = 0) {
   struct H {
     std::vector<int64_t> seq;
     double lp, score;
@@ -165,6 +169,8 @@ std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<i
   std::vector<H> alive(K, {{}, ninf, ninf, false});
   alive[0].lp = 0;
   std::vector<H> finished(K, {{}, 0, -kBig, false});
+  int64_t ended = 0;
+  bool best_ended = false;
   auto top = [](std::vector<H> v, size_t k, auto key) {
     std::stable_sort(v.begin(), v.end(), [&](const H& a, const H& b) { return key(a) > key(b); });
     v.resize(k);
@@ -182,6 +188,8 @@ std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<i
       }
     }
     cands = top(cands, 2 * K, [](const H& h) { return h.score; });
+    for (int64_t j = 0; j < K; ++j) ended += cands[j].fin;
+    best_ended = best_ended || cands[0].fin;
     alive = top(cands, K, [](const H& h) { return h.score - (h.fin ? kBig : 0.0); });
     for (auto& a : alive)
       if (a.fin) a.lp = ninf;  // an ended hypothesis is a dead alive slot
@@ -207,7 +215,8 @@ std::vector<Hypothesis> reference_beam(const PrefixModel& m, const std::vector<i
     } else if (all) {
       settled = finished[K - 1].score;
     }
-    const bool met = settled > alive[0].lp / t2t::length_penalty(decode_len, alpha);
+    const bool met = settled > alive[0].lp / t2t::length_penalty(decode_len, alpha) ||
+                     (patience > 0 && best_ended && ended >= std::llround(patience * K));
     if (steps) *steps = i + 1;
     if (i + 1 >= decode_len || met) break;
   }
@@ -350,6 +359,49 @@ TEST_CASE("a sentence stops once its best finished hypothesis beats the bound, a
   }
   // The check above has teeth only where the rules differ.
   CHECK(differing >= 3);
+}
+
+TEST_CASE("with patience a sentence also stops as CTranslate2's search does", "[decode]") {
+  // CTranslate2 stops a sentence once its best candidate of a step has ended
+  // and patience x beam of its beam's candidates have: for most sentences
+  // long before T2T's test would. Check the steps and the result against
+  // the plain statement, that the rule cut some searches short, and that
+  // it never runs longer than T2T's test.
+  const int64_t V = 7;
+  int shorter = 0, same_best = 0, cases = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const std::vector<int64_t> input = {2, 3, static_cast<int64_t>(2 + seed % 5), t2t::kEosId};
+    PrefixModel model(V, seed, 0.5);
+    for (int64_t K : {2, 4}) {
+      for (double patience : {1.0, 2.0}) {
+        SearchOptions o;
+        o.beam_size = K;
+        o.extra_length = 40;  // with alpha 1, a loose bound for T2T's test
+        o.alpha = 1.0;
+        o.patience = patience;
+        const int64_t len = static_cast<int64_t>(input.size()) + o.extra_length;
+        int64_t want_steps = 0, t2t_steps = 0;
+        const auto want = reference_beam(model, input, V, K, o.alpha, len, true, 1, false,
+                                         &want_steps, patience);
+        const auto t2t_rule = reference_beam(model, input, V, K, o.alpha, len, true, 1, false,
+                                             &t2t_steps);
+        t2t::SearchStats stats;
+        const auto got = t2t::beam_search(model, padded_ids({input}), o, &stats);
+        INFO("seed " << seed << " beam " << K << " patience " << patience);
+        CHECK(stats.steps == want_steps);
+        CHECK(want_steps <= t2t_steps);
+        REQUIRE(got[0].size() == want.size());
+        CHECK(got[0][0].ids == want[0].ids);
+        CHECK(got[0][0].score == Approx(want[0].score).epsilon(1e-5));
+        shorter += want_steps < t2t_steps;
+        same_best += got[0][0].ids == t2t_rule[0].ids;
+        ++cases;
+      }
+    }
+  }
+  INFO(shorter << " of " << cases << " searches cut short, " << same_best << " with T2T's best");
+  CHECK(shorter >= cases / 2);  // the rule takes effect
+  CHECK(same_best >= cases / 2);  // and mostly finds what the longer search finds
 }
 
 TEST_CASE("with every beam returned a sentence stops once no alive hypothesis can enter them",

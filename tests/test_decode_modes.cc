@@ -267,6 +267,9 @@ TEST_CASE("decode hparams map onto search options as in T2T", "[decode]") {
   CHECK(d.search.num_return == 1);
   CHECK(d.search.stop_early);
   CHECK(d.max_input_length == 1024);  // cut, as Marian and CTranslate2 cut
+  CHECK(d.search.patience == 0);  // T2T's stopping test alone
+  CHECK(parse("patience=2").search.patience == Approx(2.0));
+  CHECK_THROWS_WITH(parse("patience=-1"), Catch::Contains("patience"));
   CHECK(parse("max_input_size=-1").max_input_length == 0);  // the whole input, as T2T
   const auto beams = parse("return_beams=true,beam_size=5,batch_size=7,max_input_size=50");
   CHECK(beams.search.num_return == 5);

@@ -142,6 +142,11 @@ struct Beam {
 struct SentenceBeams {
   std::vector<Beam> alive, finished;
   float max_penalty = 1;  // the penalty at the sentence's decode length
+  // For SearchOptions::patience: hypotheses that ended among the beam_size
+  // best candidates of a step, so far, and whether the best one of a step
+  // ever ended.
+  int64_t ended = 0;
+  bool best_ended = false;
 };
 
 // Row r's result: its finished hypotheses, best first, then (when fewer than
@@ -210,6 +215,9 @@ std::vector<double> candidates_on_cpu(const Candidates& top) {
 std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
                                           const SearchOptions& options, SearchStats* stats) {
   const int64_t K = options.beam_size, count = 2 * K;
+  // SearchOptions::patience: how many ended hypotheses settle a sentence.
+  const int64_t enough_ended =
+      options.patience > 0 ? std::max<int64_t>(1, std::llround(options.patience * K)) : 0;
   ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const int64_t batch = inputs.size(0);
   const auto device = inputs.device();
@@ -341,7 +349,12 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
       const float settled_score =
           options.stop_early ? (b.finished[0].flag ? b.finished[0].value : -inf)
                              : (all_flagged ? b.finished[K - 1].value : -inf);
-      const bool met = settled_score > b.alive[0].value / b.max_penalty;
+      bool met = settled_score > b.alive[0].value / b.max_penalty;
+      if (enough_ended > 0) {
+        for (int64_t j = 0; j < K; ++j) b.ended += static_cast<int64_t>(ids[j]) == kEosId;
+        b.best_ended = b.best_ended || static_cast<int64_t>(ids[0]) == kEosId;
+        met = met || (b.best_ended && b.ended >= enough_ended);
+      }
       const int64_t s = set.sentence[r];
       if (set.settled[s]) continue;  // kept in the batch (drop_finished off), its result given
       if (i + 1 >= set.decode_length[s] || met) {

@@ -15,6 +15,9 @@ HParams default_decode_hparams() {
   // t2t's own: T2T's decode length (the batch's padded input width +
   // extra_length for every sentence of the batch) instead of each input's.
   hp.add("batch_decode_length", false);
+  // t2t's own: > 0 also stops a sentence as CTranslate2's patience does
+  // (SearchOptions::patience); 0 keeps T2T's stopping test alone.
+  hp.add("patience", 0.0);
   hp.add("batch_size", 0);  // 0: 32 sentences when decoding from a file
   hp.add("return_beams", false);
   hp.add("write_beam_scores", false);
@@ -51,6 +54,11 @@ DecodeOptions decode_options(const HParams& dp) {
   if (o.search.beam_size < 1)
     throw Error("--decode_hparams beam_size must be at least 1, got " +
                 std::to_string(o.search.beam_size));
+  o.search.patience = dp.get_float("patience");
+  if (!(o.search.patience >= 0) || o.search.patience > 1000)
+    throw Error("--decode_hparams patience must be 0 (T2T's stopping test alone) or a positive "
+                "number of beams' worth of ended hypotheses such as 1 or 2, got " +
+                std::to_string(o.search.patience));
   if (o.search.extra_length < 0)
     throw Error("--decode_hparams extra_length must be >= 0, got " +
                 std::to_string(o.search.extra_length));

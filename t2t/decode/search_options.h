@@ -44,6 +44,17 @@ struct SearchOptions {
   // T2T turns it off when more than one beam is returned, since the lower
   // beams could still change, and so does decode_options (decode_options.h).
   bool stop_early = true;
+  // 0: T2T's stopping test alone, so that the result is T2T's. > 0: a
+  // sentence also settles once the best candidate of one of its steps has
+  // ended in EOS and round(patience x beam_size) hypotheses have ended
+  // among the beam_size best candidates of its steps: the rule of
+  // CTranslate2 (its `patience`, with no length penalty in its search) and
+  // of "beam search patience" (Kasai et al., 2022). T2T's test waits until
+  // no alive hypothesis could beat the best finished one even at the decode
+  // length, which is far looser, so this stops a sentence steps earlier;
+  // its result is the best finished so far, which the longer search could
+  // still have displaced.
+  double patience = 0;
   // Take settled sentences out of the batch. Off only to check that taking
   // them out changes no result.
   bool drop_finished = true;

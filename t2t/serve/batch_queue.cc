@@ -51,7 +51,7 @@ std::string PendingRequest::error() const {
 bool same_search(const SearchOptions& a, const SearchOptions& b) {
   return a.beam_size == b.beam_size && a.alpha == b.alpha && a.extra_length == b.extra_length &&
          a.num_return == b.num_return && a.stop_early == b.stop_early &&
-         a.drop_finished == b.drop_finished;
+         a.patience == b.patience && a.drop_finished == b.drop_finished;
 }
 
 BatchQueue::BatchQueue(BatchPolicy policy) : policy_(policy) {
