@@ -70,6 +70,7 @@ struct Options {
   int64_t batch_size = 32;
   double alpha = 0.6;
   int64_t extra_length = 100;
+  double patience = 0;  // SearchOptions::patience: 0, T2T's stopping test alone
   int64_t warmup_batches = 1;
   int64_t passes = 1;
   int parallel_batches = 0;
@@ -228,6 +229,7 @@ void run(Workload& w, const Options& opt, int threads) {
   search.beam_size = opt.beam_size;
   search.alpha = opt.alpha;
   search.extra_length = opt.extra_length;
+  search.patience = opt.patience;
   const auto batches = t2t::decode_batches(w.sources, opt.batch_size);
   std::vector<torch::Tensor> inputs;
   for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b).to(opt.device));
@@ -294,7 +296,8 @@ void run(Workload& w, const Options& opt, int threads) {
   o.precision(10);
   o << "{\"side\": \"t2t\", \"model\": " << json_string(w.name) << ", \"beam_size\": "
     << opt.beam_size << ", \"batch_size\": " << opt.batch_size << ", \"alpha\": " << opt.alpha
-    << ", \"extra_length\": " << opt.extra_length << ", \"threads\": " << threads
+    << ", \"extra_length\": " << opt.extra_length << ", \"patience\": " << opt.patience
+    << ", \"threads\": " << threads
     << ", \"device\": " << json_string(opt.device.str())
     << ", \"cuda_graphs\": " << (opt.cuda_graphs ? "true" : "false")
     << ", \"parallel_batches\": " << workers
@@ -351,6 +354,9 @@ int main(int argc, char** argv) {
       ("alpha", "Length penalty exponent.", cxxopts::value<double>()->default_value("0.6"))  //
       ("extra_length", "Output tokens allowed beyond the input length.",
        cxxopts::value<int64_t>()->default_value("100"))  //
+      ("patience", "As t2t-decoder's --decode_hparams patience: 0 stops a sentence by T2T's "
+                   "test alone; 2 also as CTranslate2 with patience 2.",
+       cxxopts::value<double>()->default_value("0"))  //
       ("warmup_batches", "Untimed batches first; -1: one untimed pass run as the timed ones.",
        cxxopts::value<int64_t>()->default_value("1"))  //
       ("passes", "Timed passes over all sources; the figures are per pass.",
@@ -413,6 +419,8 @@ int main(int argc, char** argv) {
     opt.batch_size = flags["batch_size"].as<int64_t>();
     opt.alpha = flags["alpha"].as<double>();
     opt.extra_length = flags["extra_length"].as<int64_t>();
+    opt.patience = flags["patience"].as<double>();
+    if (!(opt.patience >= 0)) throw t2t::Error("--patience must be >= 0");
     opt.warmup_batches = flags["warmup_batches"].as<int64_t>();
     opt.passes = flags["passes"].as<int64_t>();
     opt.parallel_batches = flags["parallel_batches"].as<int>();

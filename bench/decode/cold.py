@@ -22,6 +22,13 @@ start-up the process's wall time less its two calls, its model load
 ctranslate2.Translator(). Peak RSS is each
 process's own (getrusage of the child). The warm figures: t2t-bench-decode
 after one untimed pass, CTranslate2's second call.
+
+t2t runs twice per precision and run: with T2T's stopping test (its
+default, T2T's results) and with --decode_hparams patience set to
+CTranslate2's (num_hypotheses / beam of its options: 2), which stops a
+sentence where CTranslate2's search stops it, so that both engines decode
+the same steps. The second row is the like-for-like comparison of the two
+engines; the first is what T2T's search costs on top.
 """
 import argparse
 import json
@@ -33,7 +40,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ctranslate2_decode import t2t_best_ids, translate_options  # noqa: E402
+from ctranslate2_decode import t2t_best_ids, t2t_search_options, translate_options  # noqa: E402
+
+
+# t2t's rows: (label, --decode_hparams patience); the second stops as
+# CTranslate2 does with the options translate_options gives it.
+def stop_rules(beam_size):
+    ct2 = t2t_search_options(beam_size).get("num_hypotheses", beam_size) / beam_size
+    return (("T2T's test", 0.0), (f"patience {ct2:g}", ct2))
 
 
 def run_child(cmd):
@@ -81,12 +95,13 @@ def ctranslate2_side(args):
                           ctranslate2=ctranslate2.__version__)))
 
 
-def t2t_decoder(args, precision, out_path):
+def t2t_decoder(args, precision, out_path, patience):
     flags = [f"--problem={args.problem}", "--model=transformer", f"--data_dir={args.data_dir}",
              f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
              f"--threads={args.threads}",
              f"--decode_hparams=beam_size={args.beam_size},alpha={args.alpha},"
-             f"batch_size={args.batch_size},extra_length={args.extra_length}",
+             f"batch_size={args.batch_size},extra_length={args.extra_length},"
+             f"patience={patience}",
              f"--decode_from_file={args.source}", f"--decode_to_file={out_path}"]
     wall, log = run_child(timed([os.path.join(args.build, "t2t-decoder")] + flags))
     # Its rate has more digits than its seconds.
@@ -100,13 +115,13 @@ def t2t_decoder(args, precision, out_path):
                 peak_rss_mib=child_peak_rss_mib(log))
 
 
-def t2t_warm(args, precision):
+def t2t_warm(args, precision, patience):
     flags = [f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
              f"--data_dir={args.data_dir}",
              f"--problem={args.problem}", f"--source={args.source}", f"--threads={args.threads}",
              f"--beam_size={args.beam_size}", f"--alpha={args.alpha}",
              f"--batch_size={args.batch_size}", f"--extra_length={args.extra_length}",
-             "--warmup_batches=-1", "--passes=1"]
+             f"--patience={patience}", "--warmup_batches=-1", "--passes=1"]
     _, log = run_child([os.path.join(args.build, "t2t-bench-decode")] + flags)
     line = [l for l in log.splitlines() if l.startswith("{")][-1]
     return json.loads(line)["seconds"]
@@ -126,13 +141,14 @@ def run(args):
     with open(results_path, "w") as results:
         for run_no in range(args.runs):
             for precision in ("float32", "int8"):
-                out_path = os.path.join(args.work, f"t2t-{precision}.out")
-                row = dict(side="t2t", precision=precision, split="",
-                           **t2t_decoder(args, precision, out_path))
-                row["warm_s"] = t2t_warm(args, precision)
-                with open(out_path, encoding="utf-8") as f:
-                    outputs[("t2t", precision, "")] = f.read().split("\n")[:len(lines)]
-                results.write(json.dumps(row) + "\n")
+                for stop, patience in stop_rules(args.beam_size):
+                    out_path = os.path.join(args.work, f"t2t-{precision}-p{patience:g}.out")
+                    row = dict(side="t2t", precision=precision, split=stop,
+                               **t2t_decoder(args, precision, out_path, patience))
+                    row["warm_s"] = t2t_warm(args, precision, patience)
+                    with open(out_path, encoding="utf-8") as f:
+                        outputs[("t2t", precision, stop)] = f.read().split("\n")[:len(lines)]
+                    results.write(json.dumps(row) + "\n")
                 for split in ("2x1", "1x2"):
                     ids_out = os.path.join(args.work, f"ct2-{precision}-{split}.json")
                     wall, log = run_child(timed([
@@ -158,7 +174,8 @@ def run(args):
 
 def summarize(results_path, outputs, n, args):
     rows = [json.loads(line) for line in open(results_path)]
-    reference = outputs[("t2t", "float32", "")]
+    t2t_rules = [stop for stop, _ in stop_rules(args.beam_size)]
+    reference = outputs[("t2t", "float32", t2t_rules[0])]
 
     def median(side, precision, split, key):
         return statistics.median(r[key] for r in rows if r["side"] == side and
@@ -167,21 +184,25 @@ def summarize(results_path, outputs, n, args):
     def same(key):
         return sum(a == b for a, b in zip(reference, outputs[key]))
 
-    runs = sum(r["side"] == "t2t" and r["precision"] == "float32" for r in rows)
+    runs = sum(r["side"] == "t2t" and r["precision"] == "float32" and r["split"] == t2t_rules[0]
+               for r in rows)
     print(f"{n} sentences, beam {args.beam_size}, batch {args.batch_size}, {args.threads} threads;"
           f" medians of {runs} runs")
-    print("| engine | precision | threads | start-up s | model load s | cold: sentences/s "
-          "| cold: t2t / CT2 best | warm: sentences/s | warm: t2t / CT2 best | peak RSS MiB "
+    print("| engine | precision | threads | stops a sentence by | start-up s | model load s "
+          "| cold: sentences/s | cold: t2t / CT2 best | warm: sentences/s | warm: t2t / CT2 best | peak RSS MiB "
           "| same text as t2t float32 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for precision in ("float32", "int8"):
         best_cold = min(median("ctranslate2", precision, s, "cold_s") for s in ("2x1", "1x2"))
         best_warm = min(median("ctranslate2", precision, s, "warm_s") for s in ("2x1", "1x2"))
-        for side, split in (("t2t", ""), ("ctranslate2", "2x1"), ("ctranslate2", "1x2")):
+        for side, split in ([("t2t", stop) for stop in t2t_rules] +
+                            [("ctranslate2", "2x1"), ("ctranslate2", "1x2")]):
             cold = median(side, precision, split, "cold_s")
             warm = median(side, precision, split, "warm_s")
             ratio = (lambda best, s: f"{best / s:.2f}×") if side == "t2t" else (lambda b, s: "")
-            print(f"| {side} | {precision} | {split or 'parallel batches'} "
+            threads, stop = ("parallel batches", split) if side == "t2t" else \
+                (split, t2t_rules[1])
+            print(f"| {side} | {precision} | {threads} | {stop} "
                   f"| {median(side, precision, split, 'startup_s'):.2f} "
                   f"| {median(side, precision, split, 'load_s'):.3f} | {n / cold:.0f} "
                   f"| {ratio(best_cold, cold)} | {n / warm:.0f} | {ratio(best_warm, warm)} "
