@@ -67,6 +67,8 @@ TEST_CASE("each kind of bad translate request gets its status and says what is w
       {"{\"text\": [\"a\"], \"n_best\": -1}", 400, "between 1 and 8"},
       {"{\"text\": [\"a\"], \"alpha\": -0.5}", 400, "\"alpha\" must be between 0 and 10"},
       {"{\"text\": [\"a\"], \"alpha\": null}", 400, "\"alpha\" must be a number, got null"},
+      {"{\"text\": [\"a\"], \"patience\": -1}", 400, "\"patience\" must be between 0"},
+      {"{\"text\": [\"a\"], \"patience\": \"2\"}", 400, "\"patience\" must be a number"},
   };
   for (const auto& [body, status, words] : cases) {
     INFO(body);
@@ -92,6 +94,11 @@ TEST_CASE("a request's options override the server's search within limits", "[se
   CHECK(search.num_return == 3);
   CHECK_FALSE(search.stop_early);  // the lower hypotheses must settle too
   CHECK(t2t::request_search(parse_translate_request(R"({"text": ["a"]})", {}), server).stop_early);
+  CHECK(t2t::request_search(parse_translate_request(R"({"text": ["a"]})", {}), server).patience ==
+        0);
+  CHECK(t2t::request_search(parse_translate_request(R"({"text": ["a"], "patience": 2})", {}),
+                            server)
+            .patience == 2);
   r.n_best = 5;
   CHECK_THROWS_AS(t2t::request_search(r, server), ApiError);
 }

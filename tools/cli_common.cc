@@ -155,7 +155,9 @@ void add_model_flags(cxxopts::Options& options) {
 void add_decoding_flags(cxxopts::Options& options) {
   options.add_options("Decoding")
       ("decode_hparams", "Comma-separated decoding settings, e.g. 'beam_size=4,alpha=0.6'. "
-       "Keys: beam_size, alpha, extra_length, batch_size, return_beams, write_beam_scores, ...",
+       "Keys: beam_size, alpha, extra_length, batch_size, return_beams, write_beam_scores, "
+       "patience (0: T2T's stopping test; 2: also stop as CTranslate2, faster, rarely another "
+       "result), ... (README, t2t-decoder)",
        value<std::string>()->default_value(""))
       ("checkpoint_path", "Checkpoint to load (default: the latest in --output_dir).",
        value<std::string>()->default_value(""))

@@ -52,7 +52,7 @@ void refuse_search_decode_hparams(const std::string& decode_hparams) {
   t2t::HParams given = t2t::default_decode_hparams();
   given.parse(decode_hparams, "--decode_hparams");
   const t2t::HParams defaults = t2t::default_decode_hparams();
-  for (const char* key : {"beam_size", "alpha", "extra_length", "return_beams",
+  for (const char* key : {"beam_size", "alpha", "extra_length", "patience", "return_beams",
                           "write_beam_scores", "num_samples", "delimiter"})
     if (t2t::hvalue_to_string(given.value(key)) != t2t::hvalue_to_string(defaults.value(key)))
       throw t2t::cli::UsageError(std::string("--decode_hparams ") + key + " does not apply to "

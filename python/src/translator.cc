@@ -29,7 +29,7 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
                        const std::string& device, const std::optional<std::string>& quantize,
                        int threads, const std::optional<std::string>& checkpoint,
                        int64_t batch_size, int64_t beam_size, double alpha,
-                       int64_t max_input_size)
+                       int64_t max_input_size, double patience)
     : model_name_(model) {
   if (threads > 0) set_num_threads(threads);
   device_ = resolve_device(device);
@@ -50,6 +50,7 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
   dp.set("alpha", alpha);
   dp.set("batch_size", batch_size);
   dp.set("max_input_size", max_input_size);
+  dp.set("patience", patience);
   DecodeOptions options = decode_options(dp);
   options.log_results = false;
   options.progress_seconds = 1e9;  // a caller's progress: translate_file(progress=...)
@@ -93,7 +94,7 @@ std::vector<std::vector<int64_t>> Translator::encode_sources(const std::vector<s
 
 py::list Translator::translate(const std::vector<std::string>& texts, int64_t beam_size,
                                double alpha, int64_t n_best, bool return_scores,
-                               std::optional<int64_t> max_batch_size) {
+                               std::optional<int64_t> max_batch_size, double patience) {
   if (beam_size < 1) throw Error("beam_size must be at least 1, not " + std::to_string(beam_size));
   if (n_best < 1 || n_best > beam_size)
     throw Error("n_best must be between 1 and beam_size (" + std::to_string(beam_size) +
@@ -104,6 +105,10 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
   search.num_return = n_best;
   // As T2T with more than one beam returned: the lower ones must settle too.
   if (n_best > 1) search.stop_early = false;
+  if (!(patience >= 0))
+    throw Error("patience must be 0 (T2T's stopping test alone) or positive, not " +
+                std::to_string(patience));
+  search.patience = patience;
   if (max_batch_size && *max_batch_size < 1)
     throw Error("max_batch_size must be at least 1, not " + std::to_string(*max_batch_size));
   std::vector<Translation> results;
@@ -206,8 +211,10 @@ model, hparams_set, hparams: as t2t-decoder's flags; the run's own hparams.yaml
 device: "cpu", "cuda", "cuda:N" or "auto".  quantize: None, "int8" (CPU) or "bf16".
 threads: LibTorch's intra-op threads for the whole process (0: leave as is).
 checkpoint: a checkpoint file or run directory (default: the latest in output_dir).
-batch_size, beam_size, alpha, max_input_size: the defaults of translate() and
-  what translate_file() uses, as --decode_hparams.
+batch_size, beam_size, alpha, max_input_size, patience: the defaults of
+  translate() and what translate_file() uses, as --decode_hparams (patience 0:
+  T2T's stopping test; 2: also stop a sentence as CTranslate2 does, faster,
+  rarely another result).
 
 One Translator may be used from several Python threads at once: a call of fewer
 than batch_size sentences shares batches with other threads' calls, as
@@ -217,22 +224,26 @@ batches a file.
       .def(py::init<const std::string&, const std::string&, const std::string&,
                     const std::string&, const std::string&, const std::string&,
                     const std::string&, const std::optional<std::string>&, int,
-                    const std::optional<std::string>&, int64_t, int64_t, double, int64_t>(),
+                    const std::optional<std::string>&, int64_t, int64_t, double, int64_t,
+                    double>(),
            py::arg("output_dir"), py::kw_only(), py::arg("data_dir"), py::arg("problem"),
            py::arg("model") = "transformer", py::arg("hparams_set") = "",
            py::arg("hparams") = "", py::arg("device") = "cpu",
            py::arg("quantize") = py::none(), py::arg("threads") = 0,
            py::arg("checkpoint") = py::none(), py::arg("batch_size") = 32,
            py::arg("beam_size") = 4, py::arg("alpha") = 0.6,
-           py::arg("max_input_size") = 1024)
+           py::arg("max_input_size") = 1024, py::arg("patience") = 0.0)
       .def("translate", &Translator::translate, py::arg("texts"), py::kw_only(),
            py::arg("beam_size") = 4, py::arg("alpha") = 0.6, py::arg("n_best") = 1,
            py::arg("return_scores") = false, py::arg("max_batch_size") = py::none(),
+           py::arg("patience") = 0.0,
            R"doc(
 Translates a list of sentences. Returns one string per sentence, as
 t2t-decoder writes it; with n_best > 1 or return_scores, one list per
 sentence of its n_best hypotheses, best first, each a (text, score) pair
 when return_scores (the search's length-penalised log-probability).
+patience: 0, T2T's stopping test alone; 2 also stops a sentence as
+CTranslate2 does (see the class).
 )doc")
       .def("translate_file", &Translator::translate_file, py::arg("source"), py::arg("target"),
            py::kw_only(), py::arg("progress") = false,

@@ -25,13 +25,13 @@ class Translator {
              const std::string& hparams_set, const std::string& hparams,
              const std::string& device, const std::optional<std::string>& quantize, int threads,
              const std::optional<std::string>& checkpoint, int64_t batch_size, int64_t beam_size,
-             double alpha, int64_t max_input_size);
+             double alpha, int64_t max_input_size, double patience);
   // Closes the queue and joins the workers.
   ~Translator();
 
   pybind11::list translate(const std::vector<std::string>& texts, int64_t beam_size, double alpha,
                            int64_t n_best, bool return_scores,
-                           std::optional<int64_t> max_batch_size);
+                           std::optional<int64_t> max_batch_size, double patience);
   void translate_file(const std::string& source, const std::string& target,
                       const pybind11::object& progress);
   std::vector<double> score(const std::vector<std::string>& sources,

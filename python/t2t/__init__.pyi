@@ -29,10 +29,11 @@ class Translator:
                  model: str = "transformer", hparams_set: str = "", hparams: str = "",
                  device: str = "cpu", quantize: Optional[str] = None, threads: int = 0,
                  checkpoint: Optional[str] = None, batch_size: int = 32, beam_size: int = 4,
-                 alpha: float = 0.6, max_input_size: int = 1024) -> None: ...
+                 alpha: float = 0.6, max_input_size: int = 1024,
+                 patience: float = 0.0) -> None: ...
     def translate(self, texts: Sequence[str], *, beam_size: int = 4, alpha: float = 0.6,
                   n_best: int = 1, return_scores: bool = False,
-                  max_batch_size: Optional[int] = None
+                  max_batch_size: Optional[int] = None, patience: float = 0.0
                   ) -> Union[List[str], List[List[str]], List[List[Tuple[str, float]]]]: ...
     def translate_file(self, source: str, target: str, *,
                        progress: Union[bool, Callable[[int, int], None], None] = False) -> None: ...

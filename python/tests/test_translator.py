@@ -28,6 +28,22 @@ def test_translations_equal_t2t_decoders(run, sources, tmp_path, quantize):
     assert tr.checkpoint.endswith("model.ckpt-300.pt")
 
 
+def test_patience_as_the_decoders(run, sources, tmp_path):
+    # patience=2 stops sentences as CTranslate2 does, in t2t-decoder
+    # (--decode_hparams) and in both of the Translator's paths alike.
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    dst, ours = tmp_path / "out.zh", tmp_path / "ours.zh"
+    run.decoder(f"--decode_from_file={src}", f"--decode_to_file={dst}",
+                "--decode_hparams=beam_size=4,alpha=0.6,patience=2")
+    expected = dst.read_text(encoding="utf-8").split("\n")[:-1]
+    assert translator(run).translate(sources, patience=2) == expected
+    translator(run, patience=2).translate_file(str(src), str(ours))
+    assert ours.read_text(encoding="utf-8").split("\n")[:-1] == expected
+    with pytest.raises(Exception, match="patience"):
+        translator(run).translate(sources[:1], patience=-1)
+
+
 def test_n_best_and_scores(run, sources):
     tr = translator(run)
     best = tr.translate(sources[:5])

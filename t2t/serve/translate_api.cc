@@ -73,9 +73,17 @@ TranslateRequest parse_translate_request(const std::string& body, const Translat
       if (!std::isfinite(alpha) || alpha < 0.0 || alpha > 10.0)
         throw ApiError(400, "\"alpha\" must be between 0 and 10, got " + value.dump());
       request.alpha = alpha;
+    } else if (key == "patience") {
+      if (!value.is_number())
+        throw ApiError(400, "\"patience\" must be a number, got " + std::string(value.type_name()));
+      const double patience = value.get<double>();
+      if (!std::isfinite(patience) || patience < 0.0 || patience > 100.0)
+        throw ApiError(400, "\"patience\" must be between 0 (T2T's stopping test alone) and 100, "
+                            "got " + value.dump());
+      request.patience = patience;
     } else {
       throw ApiError(400, "unknown field \"" + key + "\"; the fields are text, beam_size, alpha, "
-                          "n_best");
+                          "n_best, patience");
     }
   }
   if (!has_text)
@@ -87,6 +95,7 @@ SearchOptions request_search(const TranslateRequest& request, const SearchOption
   SearchOptions search = server;
   if (request.beam_size) search.beam_size = *request.beam_size;
   if (request.alpha) search.alpha = *request.alpha;
+  if (request.patience) search.patience = *request.patience;
   const int64_t n_best = request.n_best.value_or(1);
   if (n_best > search.beam_size)
     throw ApiError(400, "\"n_best\" is " + std::to_string(n_best) + ", more than the beam size " +

@@ -2,7 +2,8 @@
 // field so that a bad request is told exactly what is wrong, and what it
 // answers. Free of LibTorch and of HTTP: the tests feed it bodies directly.
 //
-//   request:  {"text": ["...", ...], "beam_size": 4, "alpha": 0.6, "n_best": 1}
+//   request:  {"text": ["...", ...], "beam_size": 4, "alpha": 0.6, "n_best": 1,
+//              "patience": 0}
 //             text is required; the rest default to the server's settings.
 //   answer:   {"translations": ["...", ...], "scores": [..], "model_step": N}
 //             in the order of "text"; with n_best > 1 each entry is a list
@@ -37,6 +38,7 @@ struct TranslateRequest {
   std::optional<int64_t> beam_size;
   std::optional<double> alpha;
   std::optional<int64_t> n_best;
+  std::optional<double> patience;  // SearchOptions::patience
 };
 
 // Parses and checks a request body. Throws ApiError: 400 for a body that is
