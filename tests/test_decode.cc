@@ -402,6 +402,15 @@ TEST_CASE("with patience a sentence also stops as CTranslate2's search does", "[
   INFO(shorter << " of " << cases << " searches cut short, " << same_best << " with T2T's best");
   CHECK(shorter >= cases / 2);  // the rule takes effect
   CHECK(same_best >= cases / 2);  // and mostly finds what the longer search finds
+
+  PrefixModel model(V, 1, 0.5);
+  for (double bad : {-1.0, std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    SearchOptions o;
+    o.patience = bad;
+    CHECK_THROWS_WITH(t2t::beam_search(model, padded_ids({{2, t2t::kEosId}}), o),
+                      Catch::Contains("patience"));
+  }
 }
 
 TEST_CASE("with every beam returned a sentence stops once no alive hypothesis can enter them",

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,8 +106,8 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
   search.num_return = n_best;
   // As T2T with more than one beam returned: the lower ones must settle too.
   if (n_best > 1) search.stop_early = false;
-  if (!(patience >= 0))
-    throw Error("patience must be 0 (T2T's stopping test alone) or positive, not " +
+  if (!(patience >= 0) || !std::isfinite(patience))
+    throw Error("patience must be 0 (T2T's stopping test alone) or a finite positive number, not " +
                 std::to_string(patience));
   search.patience = patience;
   if (max_batch_size && *max_batch_size < 1)

@@ -40,8 +40,9 @@ def test_patience_as_the_decoders(run, sources, tmp_path):
     assert translator(run).translate(sources, patience=2) == expected
     translator(run, patience=2).translate_file(str(src), str(ours))
     assert ours.read_text(encoding="utf-8").split("\n")[:-1] == expected
-    with pytest.raises(Exception, match="patience"):
-        translator(run).translate(sources[:1], patience=-1)
+    for bad in (-1, float("inf"), float("nan")):
+        with pytest.raises(Exception, match="patience"):
+            translator(run).translate(sources[:1], patience=bad)
 
 
 def test_n_best_and_scores(run, sources):

@@ -402,6 +402,9 @@ std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::T
   if (options.sampling.random && options.beam_size > 1)
     throw Error("random sampling decodes greedily only (beam_size 1, as in T2T), got beam_size " +
                 std::to_string(options.beam_size));
+  if (!(options.patience >= 0) || !std::isfinite(options.patience))
+    throw Error("patience must be a finite number >= 0 (0: T2T's stopping test alone), got " +
+                std::to_string(options.patience));
   if (!(options.sampling.temperature >= 0))
     throw Error("the sampling temperature must be >= 0");
   if (!sample_keys.empty() && static_cast<int64_t>(sample_keys.size()) != inputs.size(0))
