@@ -26,6 +26,17 @@ int64_t integer_field(const json& value, const std::string& name, int64_t low, i
   return value.get<int64_t>();
 }
 
+// A number field (integer or not), finite and within [low, high].
+double number_field(const json& value, const std::string& name, int64_t low, int64_t high) {
+  if (!value.is_number())
+    throw ApiError(400, "\"" + name + "\" must be a number, got " + std::string(value.type_name()));
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x < static_cast<double>(low) || x > static_cast<double>(high))
+    throw ApiError(400, "\"" + name + "\" must be between " + std::to_string(low) + " and " +
+                            std::to_string(high) + ", got " + value.dump());
+  return x;
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits) {
@@ -66,21 +77,10 @@ TranslateRequest parse_translate_request(const std::string& body, const Translat
     } else if (key == "n_best") {
       request.n_best = integer_field(value, key, 1, limits.max_beam_size);
     } else if (key == "alpha") {
-      if (!value.is_number())
-        throw ApiError(400, "\"alpha\" must be a number, got " + std::string(value.type_name()));
-      const double alpha = value.get<double>();
       // The search's early stop holds for alpha >= 0 only (beam_search.h).
-      if (!std::isfinite(alpha) || alpha < 0.0 || alpha > 10.0)
-        throw ApiError(400, "\"alpha\" must be between 0 and 10, got " + value.dump());
-      request.alpha = alpha;
+      request.alpha = number_field(value, key, 0, 10);
     } else if (key == "patience") {
-      if (!value.is_number())
-        throw ApiError(400, "\"patience\" must be a number, got " + std::string(value.type_name()));
-      const double patience = value.get<double>();
-      if (!std::isfinite(patience) || patience < 0.0 || patience > 100.0)
-        throw ApiError(400, "\"patience\" must be between 0 (T2T's stopping test alone) and 100, "
-                            "got " + value.dump());
-      request.patience = patience;
+      request.patience = number_field(value, key, 0, 100);  // 0: T2T's stopping test alone
     } else {
       throw ApiError(400, "unknown field \"" + key + "\"; the fields are text, beam_size, alpha, "
                           "n_best, patience");
