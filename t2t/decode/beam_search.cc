@@ -215,9 +215,12 @@ std::vector<double> candidates_on_cpu(const Candidates& top) {
 std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
                                           const SearchOptions& options, SearchStats* stats) {
   const int64_t K = options.beam_size, count = 2 * K;
-  // SearchOptions::patience: how many ended hypotheses settle a sentence.
+  // SearchOptions::patience: how many ended hypotheses settle a sentence
+  // (capped where llround stays defined: no search ends 1e15 of them).
   const int64_t enough_ended =
-      options.patience > 0 ? std::max<int64_t>(1, std::llround(options.patience * K)) : 0;
+      options.patience > 0
+          ? std::max<int64_t>(1, std::llround(std::min(options.patience * K, 1e15)))
+          : 0;
   ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const int64_t batch = inputs.size(0);
   const auto device = inputs.device();
