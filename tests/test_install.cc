@@ -6,10 +6,13 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "t2t/core/module_loader.h"
 #include "tests/test_util.h"
@@ -157,6 +160,30 @@ TEST_CASE("the installed tree runs where LibTorch is found at run time", "[insta
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("All tests passed"));
+
+  // The GPU round's script (bench/gpu/round.sh) runs from such a tree on a
+  // GPU machine lent for minutes: tried here on the CPU, every stage ends,
+  // the CPU's share runs for real (training killed and resumed, decoding),
+  // and its summary reads as the round's does.
+  const std::string round_out = dir / "round";
+  r = run_command(with_lib + "T2T_PYTHON=" + quote(T2T_TEST_PYTHON) +
+                  " ROUND_DEVICE=cpu STEPS=30 TREE=" + quote(prefix) + " OUT=" + quote(round_out) +
+                  " bash " + quote(t2t::test::source_dir() + "/bench/gpu/round.sh"));
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  std::ifstream summary(round_out + "/round.json");
+  REQUIRE(summary);
+  const auto round = nlohmann::json::parse(summary);
+  CHECK(round["not_reached"].empty());
+  for (const std::string stage : {"smi", "tests", "bench_train", "bench_train_32k", "bench_decode",
+                                  "decode", "profile_decode", "graphs", "train"}) {
+    INFO("stage " << stage);
+    CHECK(round["stages"][stage]["status"] == "passed");
+  }
+  CHECK(round["stages"]["train"]["none_resumed_to_30"] == true);
+  CHECK(round["stages"]["decode"]["sentences"] == 20);
+  CHECK(round["stages"]["decode"]["identical"] == 20);
+  CHECK(round["stages"]["bench_train"].contains("skipped"));
 
   // Without LibTorch, or with another version of it: one line that names
   // both ways of pointing at it, or both versions.

@@ -1,41 +1,45 @@
 #!/usr/bin/env bash
 # One GPU round: everything a GPU session checks and measures, run in one go
 # from a relocatable t2t tree (README, "Copying t2t to another machine"),
-# writing a log and a JSON summary. Stages, in order:
+# writing a log and a JSON summary. Stages, in order of what the issue's
+# targets need first (a loan of GPU time may end before the last):
 #
 #   smi          nvidia-smi: the card, driver and memory
 #   tests        every [cuda] test of the installed t2t_tests
-#   train        t2t-trainer --device=cuda, bf16 then fp16, 300 steps on the
-#                bundled sample: killed (-9) after its first checkpoint and
-#                resumed by the same command to the end
-#   graphs       the same bf16 training with --cuda_graphs, uninterrupted:
-#                how many graphs were captured, and its last loss beside
-#                the eager run's
-#   decode       t2t-decoder on CUDA and on the CPU, same checkpoint and
-#                sentences: how many translations are identical
-#   bench_train  bench/train/run.sh, transformer_base on CUDA against PyTorch
-#                eager and torch.compile: bf16, bf16 with --cuda_graphs, then
-#                float32 (no TF32 on either side), then bf16 at 32,768
-#                tokens per batch
+#   bench_train  bench/train/run.sh, transformer_base bf16 at 4,096 tokens a
+#                batch on CUDA against PyTorch eager and torch.compile, then
+#                ours with --cuda_graphs (compared with the same reference
+#                rows)
+#   bench_train_32k  ours alone against the measured bf16 matmul peak at
+#                32,768 tokens a batch: transformer_base, transformer_big
 #   bench_decode bench/decode/run.sh on CUDA, beam 4 batch 64, bf16, bf16
 #                with --cuda_graphs, then float32: the sample's tiny model
-#                and an untrained
-#                transformer_base, against the PyTorch reference with a
-#                key/value cache in the same type
+#                and an untrained transformer_base, against the PyTorch
+#                reference with a key/value cache in the same type
+#   decode       t2t-decoder on CUDA and on the CPU, same checkpoint and
+#                sentences: how many translations are identical
 #   profile_decode  (after bench_decode) per-operator times of bf16 decoding
 #                on both sides, into decode_profile.txt
+#   graphs       bf16 training of the sample with --cuda_graphs,
+#                uninterrupted: how many graphs were captured, and its last
+#                loss beside the eager run's
+#   train        t2t-trainer --device=cuda, bf16 then fp16, on the bundled
+#                sample: killed (-9) after its first checkpoint and resumed
+#                by the same command to the end
 #
 # Each stage's outcome goes into the summary as it ends, so a round cut short
 # still reports what it reached; the summary lists the stages not reached,
-# and a later round runs just those:  bench/gpu/round.sh decode bench_train
+# and a later round runs just those:  bench/gpu/round.sh decode train
 #
 #   TREE=t2t-tree OUT=/tmp/round bench/gpu/round.sh [STAGE...]
 # Environment: TREE (the installed tree; default t2t-tree), OUT (where the
 # log and round.json go; default /tmp/t2t_round), T2T_PYTHON (the Python
 # whose torch the tree runs on; default python3), BUDGET (seconds for the
 # whole round, default 540: stages that would not fit are left for the next),
-# ROUND_DEVICE (cuda; cpu runs train and decode on the CPU, bf16 and none, to
-# try the script itself where there is no GPU).
+# STEPS (training steps of the train, graphs and decode stages; 300),
+# ROUND_DEVICE (cuda; cpu runs train and decode on the CPU in float32 and
+# skips the rest, to try the script itself where there is no GPU: a test
+# of the installed tree does).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TREE=$(cd "${TREE:-t2t-tree}" && pwd) || { echo "no TREE=${TREE:-t2t-tree}" >&2; exit 2; }
@@ -47,21 +51,24 @@ export T2T_TORCH_PYTHON=$T2T_PYTHON
 # The benchmarks' run.sh take the virtualenv around it (bench/common.sh).
 VENV=$(dirname "$(dirname "$(command -v "$T2T_PYTHON")")")
 DEVICE=${ROUND_DEVICE:-cuda}
+STEPS=${STEPS:-300}
 PRECISIONS="bf16 fp16"
-[ "$DEVICE" = cpu ] && PRECISIONS="bf16 none"
+# bf16 autocast trains more than ten times slower than float32 on a CPU
+# without bf16 instructions: the CPU try of the script keeps to float32.
+[ "$DEVICE" = cpu ] && PRECISIONS="none"
 mkdir -p "$OUT"
 LOG="$OUT/round.log"
 SUMMARY="$OUT/round.json"
 WORK=$(mktemp -d /tmp/t2t_round.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 START=$SECONDS
-ALL_STAGES=(smi tests train graphs decode bench_train bench_decode profile_decode)
+ALL_STAGES=(smi tests bench_train bench_train_32k bench_decode decode profile_decode graphs train)
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=("${ALL_STAGES[@]}")
 # What each stage needs at most, in seconds: one that would not fit in what
 # is left of the budget is not started.
-declare -A NEEDS=([smi]=10 [tests]=180 [train]=150 [graphs]=60 [decode]=60 [bench_train]=300
-                  [bench_decode]=240 [profile_decode]=60)
+declare -A NEEDS=([smi]=10 [tests]=180 [bench_train]=270 [bench_train_32k]=150
+                  [bench_decode]=240 [decode]=60 [profile_decode]=60 [graphs]=60 [train]=150)
 
 log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
 # Adds "name": value (JSON) to the summary's stage entry.
@@ -95,7 +102,14 @@ PY
 
 T() { "$TREE/bin/$1" "${@:2}"; }
 
+# A stage that needs a GPU is skipped (and passes) when ROUND_DEVICE=cpu.
+on_gpu_only() {
+  [ "$DEVICE" = cpu ] || return 1
+  record "$1" skipped "\"needs a GPU; ROUND_DEVICE=cpu tries the rest of the script\""
+}
+
 stage_smi() {
+  on_gpu_only smi && return 0
   nvidia-smi >> "$LOG" 2>&1 || return 1
   record smi card "\"$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)\""
   record smi memory_mib "$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n1)"
@@ -113,7 +127,10 @@ stage_tests() {
   return $rc
 }
 
-# The bundled sample, for train and decode.
+# The bundled sample, for train and decode: the tree's copy, which
+# translate_enzh_sample reads too.
+SAMPLE="$TREE/share/t2t/sample"
+[ -f "$SAMPLE/dev.en" ] || SAMPLE="$ROOT/data/sample"
 sample_data() {
   [ -d "$WORK/data" ] || T t2t-datagen --problem=translate_enzh_sample --data_dir="$WORK/data" \
     --tmp_dir="$WORK/tmp" >> "$LOG" 2>&1
@@ -122,7 +139,8 @@ sample_data() {
 train_flags() {
   echo "--problem=translate_enzh_sample --model=transformer --hparams_set=transformer_tiny" \
     "--data_dir=$WORK/data --output_dir=$1 --device=$DEVICE --mixed_precision=$2" \
-    "--train_steps=300 --save_checkpoints_steps=100 --local_eval_frequency=300 --eval_steps=5"
+    "--train_steps=$STEPS --save_checkpoints_steps=$((STEPS / 3)) --local_eval_frequency=$STEPS" \
+    "--eval_steps=5"
 }
 
 stage_train() {
@@ -133,7 +151,7 @@ stage_train() {
     # shellcheck disable=SC2046
     T t2t-trainer $(train_flags "$run" "$mp") > "$WORK/train_$mp.log" 2>&1 &
     local pid=$! waited=0
-    while [ ! -f "$run/model.ckpt-100.pt" ] && kill -0 "$pid" 2>/dev/null && [ $waited -lt 120 ]; do
+    while [ ! -f "$run/model.ckpt-$((STEPS / 3)).pt" ] && kill -0 "$pid" 2>/dev/null && [ $waited -lt 120 ]; do
       sleep 0.5; waited=$((waited + 1))
     done
     kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
@@ -143,16 +161,17 @@ stage_train() {
     local rc=$?
     cat "$WORK/resume_$mp.log" >> "$LOG"
     local resumed=false
-    grep -q "resum" "$WORK/resume_$mp.log" && [ -f "$run/model.ckpt-300.pt" ] && [ $rc -eq 0 ] && resumed=true
-    record train "${mp}_resumed_to_300" "$resumed"
-    record train "${mp}_last_line" "\"$(grep -E '\] step 300: loss' "$WORK/resume_$mp.log" | tail -n1 | sed 's/"/\\"/g')\""
+    grep -q "resum" "$WORK/resume_$mp.log" && [ -f "$run/model.ckpt-$STEPS.pt" ] && [ $rc -eq 0 ] &&
+      resumed=true
+    record train "${mp}_resumed_to_$STEPS" "$resumed"
+    record train "${mp}_last_line" "\"$(grep -E "\] step $STEPS: loss" "$WORK/resume_$mp.log" | tail -n1 | sed 's/"/\\"/g')\""
     [ "$resumed" = true ] || ok=1
   done
   return $ok
 }
 
 stage_graphs() {
-  if [ "$DEVICE" = cpu ]; then record graphs skipped '"CUDA graphs need a GPU"'; return 0; fi
+  on_gpu_only graphs && return 0
   sample_data || return 1
   local run="$WORK/run_graphs"
   # shellcheck disable=SC2046
@@ -161,24 +180,27 @@ stage_graphs() {
   cat "$WORK/graphs.log" >> "$LOG"
   record graphs exit_status "$rc"
   record graphs captured "\"$(grep -o 'CUDA graphs: [0-9]* captured, for [0-9]* batch shapes' "$WORK/graphs.log" | tail -n1)\""
-  record graphs last_line "\"$(grep -E '\] step 300: loss' "$WORK/graphs.log" | tail -n1 | sed 's/"/\\"/g')\""
-  [ $rc -eq 0 ] && [ -f "$run/model.ckpt-300.pt" ]
+  record graphs last_line "\"$(grep -E "\] step $STEPS: loss" "$WORK/graphs.log" | tail -n1 | sed 's/"/\\"/g')\""
+  [ $rc -eq 0 ] && [ -f "$run/model.ckpt-$STEPS.pt" ]
 }
 
 stage_decode() {
   sample_data || return 1
+  # The train stage's bf16 run when it ran first, else one of its own (the
+  # train stage must find no checkpoint of its run to resume from).
   local run="$WORK/run_bf16"
-  if [ ! -f "$run/model.ckpt-300.pt" ]; then
+  if [ ! -f "$run/model.ckpt-$STEPS.pt" ]; then
+    run="$WORK/run_decode"
     # shellcheck disable=SC2046
     T t2t-trainer $(train_flags "$run" none) >> "$LOG" 2>&1 || return 1
   fi
   local dev
-  for dev in $DEVICE cpu; do
+  for dev in $(printf '%s\n' "$DEVICE" cpu | sort -u); do
     local t0=$SECONDS
     T t2t-decoder --problem=translate_enzh_sample --model=transformer \
-      --hparams_set=transformer_tiny --data_dir="$WORK/data" --output_dir="$run" --device=$dev \
+      --hparams_set=transformer_tiny --data_dir="$WORK/data" --output_dir="$run" --device="$dev" \
       --decode_hparams=beam_size=4,alpha=0.6,batch_size=64 \
-      --decode_from_file="$ROOT/data/sample/dev.en" --decode_to_file="$WORK/dev.$dev.zh" >> "$LOG" 2>&1 || return 1
+      --decode_from_file="$SAMPLE/dev.en" --decode_to_file="$WORK/dev.$dev.zh" >> "$LOG" 2>&1 || return 1
     record decode "${dev}_seconds" $((SECONDS - t0))
   done
   local same total
@@ -189,29 +211,43 @@ stage_decode() {
   [ "$total" -gt 0 ] && [ $((same * 100)) -ge $((total * 99)) ]
 }
 
+# One bench/train/run.sh: NAME SET PRECISION CUDA_GRAPHS HPARAMS REFERENCE.
+bench_train_run() {
+  T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$4 DEVICE=cuda MIXED_PRECISION=$3 \
+    HPARAMS=$5 SETS=$2 RUNS=1 COMPILE=$6 REFERENCE=$6 WORK="$WORK/bench_$1" \
+    bash "$ROOT/bench/train/run.sh" > "$WORK/$1.txt" 2>&1
+  local rc=$?
+  cat "$WORK/$1.txt" >> "$LOG"
+  [ -f "$WORK/bench_$1/results.jsonl" ] &&
+    record "$7" "$1" "[$(paste -sd, "$WORK/bench_$1/results.jsonl")]"
+  return $rc
+}
+
+# The 4,096-token targets: ours against eager and torch.compile (both
+# measured once, here), then ours with CUDA graphs against the same rows.
 stage_bench_train() {
-  local rc=0 mp hp
-  local graphs
-  for spec in "bf16:" "bf16+graphs:" "none:" "bf16:batch_size=32768"; do
-    mp=${spec%%:*}; hp=${spec#*:}; graphs=0
-    case $mp in *+graphs) mp=${mp%+graphs}; graphs=1 ;; esac
-    local name="base_${mp}${hp:+_32k}"
-    [ $graphs = 1 ] && name="${name}_graphs"
-    T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$graphs \
-      DEVICE=cuda MIXED_PRECISION=$mp HPARAMS=$hp SETS=base RUNS=1 COMPILE=1 \
-      WORK="$WORK/bench_$name" bash "$ROOT/bench/train/run.sh" > "$WORK/$name.txt" 2>&1 || rc=1
-    cat "$WORK/$name.txt" >> "$LOG"
-    [ -f "$WORK/bench_$name/results.jsonl" ] &&
-      record bench_train "$name" "[$(paste -sd, "$WORK/bench_$name/results.jsonl")]"
-  done
+  on_gpu_only bench_train && return 0
+  local rc=0
+  bench_train_run base_bf16 base bf16 0 "" 1 bench_train || rc=1
+  bench_train_run base_bf16_graphs base bf16 1 "" 0 bench_train || rc=1
+  return $rc
+}
+
+# The share of the bf16 matmul peak at 32,768 tokens a batch: ours alone.
+stage_bench_train_32k() {
+  on_gpu_only bench_train_32k && return 0
+  local rc=0
+  bench_train_run base_bf16_32k base bf16 0 batch_size=32768 0 bench_train_32k || rc=1
+  bench_train_run big_bf16_32k big bf16 0 batch_size=32768 0 bench_train_32k || rc=1
   return $rc
 }
 
 stage_bench_decode() {
+  on_gpu_only bench_decode && return 0
   local rc=0 q
   for q in bf16 bf16+graphs none; do
     T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$([ "$q" = bf16+graphs ] && echo 1 || echo 0) \
-      DEVICE=cuda QUANTIZE=${q%+graphs} RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=300 \
+      DEVICE=cuda QUANTIZE=${q%+graphs} RUNS=1 CONFIGS="4x64" PASSES=1 TRAIN_STEPS=$STEPS \
       UNTRAINED=transformer_base WORK="$WORK/bench_decode" \
       bash "$ROOT/bench/decode/run.sh" > "$WORK/bench_decode_$q.txt" 2>&1 || rc=1
     cat "$WORK/bench_decode_$q.txt" >> "$LOG"
@@ -225,6 +261,7 @@ stage_bench_decode() {
 # times of the timed pass (launch costs and per-shape set-up show there), on
 # the model and sentences bench_decode trained and exported.
 stage_profile_decode() {
+  on_gpu_only profile_decode && return 0
   local d="$WORK/bench_decode"
   [ -d "$d/train" ] && [ -d "$d/export-trained" ] || { log "profile_decode needs bench_decode first"; return 1; }
   local common=(--beam_size=4 --batch_size=64 --extra_length=100 --passes=1 --device=cuda)

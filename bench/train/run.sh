@@ -19,11 +19,13 @@
 #
 #   bench/train/run.sh            # needs a built t2t-bench-train (./tools/test.sh)
 #   DEVICE=cuda MIXED_PRECISION=bf16 bench/train/run.sh
-# Environment: SETS (tiny small base), RUNS (3), THREADS (0: all cores),
+# Environment: SETS (tiny small base; big is transformer_big), RUNS (3), THREADS (0: all cores),
 # DEVICE (cpu; or cuda, cuda:N), MIXED_PRECISION (none; or bf16, fp16 on CUDA
 # only), both passed to both sides as --device / --mixed_precision,
 # T2T_BUILD_DIR (build), T2T_VENV (the virtualenv with torch, as tools/setup.sh),
 # COMPILE=1 adds torch.compile as an extra, informational column,
+# REFERENCE=0 runs ours alone (a figure against the matmul peak, or a row
+# compared with the reference rows of another run of the same round),
 # HPARAMS (overrides for ours, e.g. batch_size=32768; the reference takes the
 # resulting config from ours), CUDA_GRAPHS=1 (ours with --cuda_graphs: each
 # batch shape's step captured in its warm-up and replayed),
@@ -64,7 +66,9 @@ echo "== $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'mode
 case $DEVICE in
   cuda*) echo "== $DEVICE, mixed precision $MIXED_PRECISION: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)" ;;
 esac
-sides=$((2 + ${COMPILE:-0} + (${#OURS_PRELOADED} > 0 ? 1 : 0)))
+REFERENCE=${REFERENCE:-1}
+[ "$REFERENCE" = 1 ] || COMPILE=0
+sides=$((1 + REFERENCE + ${COMPILE:-0} + (${#OURS_PRELOADED} > 0 ? 1 : 0)))
 for run in $(seq "$RUNS"); do
   for s in $SETS; do
     set_name=transformer_$s
@@ -78,9 +82,11 @@ for run in $(seq "$RUNS"); do
         "${DEVICE_FLAGS[@]}" "${OURS_FLAGS[@]}" $(steps "$s") >> "$RESULTS"
     fi
     config=$("$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["config"]))' "$ours")
-    # shellcheck disable=SC2046
-    "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" \
-      --threads="$THREADS" "${DEVICE_FLAGS[@]}" --config="$config" $(steps "$s") >> "$RESULTS"
+    if [ "$REFERENCE" = 1 ]; then
+      # shellcheck disable=SC2046
+      "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" \
+        --threads="$THREADS" "${DEVICE_FLAGS[@]}" --config="$config" $(steps "$s") >> "$RESULTS"
+    fi
     if [ "${COMPILE:-0}" = 1 ]; then
       # shellcheck disable=SC2046
       "$PYTHON" "$ROOT/bench/train/reference_train.py" --hparams_set="$set_name" --compile \
