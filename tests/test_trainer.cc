@@ -140,6 +140,15 @@ TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[train
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("mixed precision: bf16 autocast"));
+  // A CPU that computes bf16 natively says so in /proc/cpuinfo; on any other
+  // the run warns that float32 is faster.
+  const auto cpuinfo = run_command("grep -m1 -ow 'avx512_bf16\\|amx_bf16' /proc/cpuinfo");
+  const bool native_bf16 = cpuinfo.exit_code == 0;
+  INFO("native bf16: " << native_bf16);
+  const bool warned =
+      r.output.find("bf16 autocast on a CPU without AVX512_BF16 or AMX") != std::string::npos;
+  CHECK(warned == !native_bf16);
+  if (!native_bf16) CHECK_THAT(r.output, Catch::Contains("--mixed_precision=none"));
   auto losses = logged_losses(r.output);
   REQUIRE(losses.size() == 6);
   CHECK(losses.back() < losses.front() - 1.0);

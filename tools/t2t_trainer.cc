@@ -60,8 +60,9 @@ void add_trainer_flags(cxxopts::Options& options) {
       ("max_nonfinite_steps", "Steps with a NaN/Inf loss or gradient are skipped; this many in "
        "a row stop training (the last checkpoint stays intact).",
        value<int64_t>()->default_value("10"))
-      ("mixed_precision", "none; bf16 (autocast, CPU or CUDA); fp16 (autocast with dynamic loss "
-       "scaling, CUDA only).",
+      ("mixed_precision", "none; bf16 (autocast, CPU or CUDA; on a CPU fast only with "
+       "AVX512_BF16 or AMX, else emulated and slower than none); fp16 (autocast with dynamic "
+       "loss scaling, CUDA only).",
        value<std::string>()->default_value("none"))
       ("cuda_graphs", "On a GPU, capture each length bucket's training step into a CUDA graph "
        "the second time a batch of it comes, and replay it from then on: one launch a step "

@@ -13,6 +13,8 @@ const CpuFeatures& cpu_features() {
     f.avx512f = __builtin_cpu_supports("avx512f");
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+    f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+    f.amx_bf16 = __builtin_cpu_supports("amx-bf16");
 #endif
     return f;
   }();

@@ -1,6 +1,6 @@
 // What this x86 CPU can run, asked once, for the kernels that pick a
 // hand-written version at run time (the products, attention, the candidate
-// scan, CRC32-C); and the bracket their AVX-512 intrinsics need.
+// scan, CRC32-C) and for advice on bf16; and the bracket their AVX-512 intrinsics need.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -28,6 +28,9 @@ struct CpuFeatures {
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vnni = false;
+  // Native bf16 products; without them LibTorch emulates bf16 in float32.
+  bool avx512bf16 = false;
+  bool amx_bf16 = false;
 };
 
 // This CPU's (all false where the x86 kernels do not compile).
