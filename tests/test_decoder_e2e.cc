@@ -184,6 +184,14 @@ TEST_CASE("t2t-decoder --quantize=int8 and bf16 decode every line, bad ones incl
       INFO(r.output);
       REQUIRE(r.exit_code == 0);
       CHECK_THAT(r.output, Catch::Contains(mode + " weights"));
+      if (mode == "bf16") {
+        // Where the CPU has no bf16 instructions (/proc/cpuinfo), it says
+        // that bf16 is emulated there.
+        const bool native = run_command("grep -m1 -ow 'avx512_bf16\\|amx_bf16' /proc/cpuinfo")
+                                .exit_code == 0;
+        const bool warned = r.output.find("--quantize=bf16 on a CPU without") != std::string::npos;
+        CHECK(warned == !native);
+      }
       const auto out = read_lines(dir / (mode + ".zh"));
       REQUIRE(out.size() == inputs.size());
       CHECK(out[inputs.size() - 3].empty());

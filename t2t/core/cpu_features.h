@@ -36,4 +36,8 @@ struct CpuFeatures {
 // This CPU's (all false where the x86 kernels do not compile).
 const CpuFeatures& cpu_features();
 
+// Whether this CPU multiplies bf16 natively; elsewhere LibTorch emulates
+// bf16 products in float32 and bf16 runs slower than float32.
+inline bool cpu_computes_bf16() { return cpu_features().avx512bf16 || cpu_features().amx_bf16; }
+
 }  // namespace t2t

@@ -14,6 +14,7 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/allocator.h"
+#include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/decode/decode_batches.h"
@@ -423,6 +424,11 @@ void quantize(T2TModel& model, const std::string& mode) {
     // the search's scores (T2TModel::decode_step).
     model.to(torch::kBFloat16);
     spdlog::info("converted the model's weights to bf16 in {:.1f} s", clock.seconds());
+    const auto params = model.parameters();
+    if (!params.empty() && params[0].device().is_cpu() && !cpu_computes_bf16())
+      spdlog::warn("--quantize=bf16 on a CPU without AVX512_BF16 or AMX: LibTorch emulates the "
+                   "bf16 products, slower than float32 here; --quantize=int8 is the fast one "
+                   "on this CPU");
     return;
   }
   try {

@@ -149,8 +149,7 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
     spdlog::info("hparam activation_dtype={}: {} autocast, as --mixed_precision={}", dtype, mode,
                  mode);
   }
-  if (autocast_ == at::kBFloat16 && device.is_cpu() && !cpu_features().avx512bf16 &&
-      !cpu_features().amx_bf16)
+  if (autocast_ == at::kBFloat16 && device.is_cpu() && !cpu_computes_bf16())
     spdlog::warn("bf16 autocast on a CPU without AVX512_BF16 or AMX: LibTorch emulates the bf16 "
                  "products, and on an AVX2 CPU transformer_tiny trained 13x slower than in "
                  "float32; --mixed_precision=none (and activation_dtype=float32) is faster here");
