@@ -1,6 +1,7 @@
 // What this x86 CPU can run, asked once, for the kernels that pick a
 // hand-written version at run time (the products, attention, the candidate
-// scan, CRC32-C) and for advice on bf16; and the bracket their AVX-512 intrinsics need.
+// scan, CRC32-C) and for advice on bf16; and the bracket their AVX-512
+// intrinsics need.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -37,7 +38,14 @@ struct CpuFeatures {
 const CpuFeatures& cpu_features();
 
 // Whether this CPU multiplies bf16 natively; elsewhere LibTorch emulates
-// bf16 products in float32 and bf16 runs slower than float32.
-inline bool cpu_computes_bf16() { return cpu_features().avx512bf16 || cpu_features().amx_bf16; }
+// bf16 products in float32 and bf16 runs slower than float32. Off x86 it
+// is not known here, and taken as yes: no advice is better than wrong advice.
+inline bool cpu_computes_bf16() {
+#ifdef T2T_X86_KERNELS
+  return cpu_features().avx512bf16 || cpu_features().amx_bf16;
+#else
+  return true;
+#endif
+}
 
 }  // namespace t2t
