@@ -211,7 +211,9 @@ stage_decode() {
   [ "$total" -gt 0 ] && [ $((same * 100)) -ge $((total * 99)) ]
 }
 
-# One bench/train/run.sh: NAME SET PRECISION CUDA_GRAPHS HPARAMS REFERENCE.
+# One bench/train/run.sh: NAME SET PRECISION CUDA_GRAPHS HPARAMS REFERENCE
+# STAGE (REFERENCE=1 runs eager and torch.compile beside ours; the figures
+# go under STAGE in the summary).
 bench_train_run() {
   T2T_BUILD_DIR="$TREE/bin" T2T_VENV="$VENV" CUDA_GRAPHS=$4 DEVICE=cuda MIXED_PRECISION=$3 \
     HPARAMS=$5 SETS=$2 RUNS=1 COMPILE=$6 REFERENCE=$6 WORK="$WORK/bench_$1" \
