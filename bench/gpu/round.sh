@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One GPU round: everything a GPU session checks and measures, run in one go
 # from a relocatable t2t tree (README, "Copying t2t to another machine"),
-# writing a log and a JSON summary. Stages, in order of what the issue's
-# targets need first (a loan of GPU time may end before the last):
+# writing a log and a JSON summary. Stages, in the order the GPU targets
+# (bench/README.md) need them (a loan of GPU time may end before the last):
 #
 #   smi          nvidia-smi: the card, driver and memory
 #   tests        every [cuda] test of the installed t2t_tests
