@@ -5,7 +5,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +14,7 @@
 #include "python/src/translator.h"
 #include "t2t/core/error.h"
 #include "t2t/core/runtime.h"
+#include "t2t/decode/beam_search.h"
 #include "t2t/decode/decode_modes.h"
 #include "t2t/decode/decode_options.h"
 #include "t2t/decode/parallel_batches.h"
@@ -106,10 +106,8 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
   search.num_return = n_best;
   // As T2T with more than one beam returned: the lower ones must settle too.
   if (n_best > 1) search.stop_early = false;
-  if (!(patience >= 0) || !std::isfinite(patience))
-    throw Error("patience must be 0 (T2T's stopping test alone) or a finite positive number, not " +
-                std::to_string(patience));
   search.patience = patience;
+  check_search_options(search);
   if (max_batch_size && *max_batch_size < 1)
     throw Error("max_batch_size must be at least 1, not " + std::to_string(*max_batch_size));
   std::vector<Translation> results;

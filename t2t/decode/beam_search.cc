@@ -394,9 +394,7 @@ double length_penalty(int64_t length, double alpha) {
   return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
-                                                 const SearchOptions& options, SearchStats* stats,
-                                                 const std::vector<int64_t>& sample_keys) {
+void check_search_options(const SearchOptions& options) {
   if (options.beam_size < 1)
     throw Error("beam_size must be at least 1, got " + std::to_string(options.beam_size));
   if (options.num_return < 1 || options.num_return > options.beam_size)
@@ -410,6 +408,12 @@ std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::T
                 std::to_string(options.patience));
   if (!(options.sampling.temperature >= 0))
     throw Error("the sampling temperature must be >= 0");
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
+                                                 const SearchOptions& options, SearchStats* stats,
+                                                 const std::vector<int64_t>& sample_keys) {
+  check_search_options(options);
   if (!sample_keys.empty() && static_cast<int64_t>(sample_keys.size()) != inputs.size(0))
     throw Error("beam_search: one sample key per input row is needed");
   if (inputs.size(0) == 0) return {};
