@@ -18,7 +18,7 @@
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/batch_reader.h"
-#include "t2t/decode/beam_search.h"
+#include "t2t/search/beam_search.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/launcher.h"
 #include "t2t/io/example.h"

@@ -11,7 +11,7 @@
 #include "tests/test_util.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
-#include "t2t/decode/beam_search.h"
+#include "t2t/search/beam_search.h"
 #include "t2t/text/text_encoder.h"
 
 namespace {

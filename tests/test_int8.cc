@@ -15,9 +15,10 @@
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
-#include "t2t/decode/beam_search.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/int8_checkpoint.h"
+#include "t2t/search/beam_search.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/int8_checkpoint.h"
+#include "t2t/translate/model_loading.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/text/text_encoder.h"
@@ -179,12 +180,25 @@ TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
 }
 
 TEST_CASE("the --quantize mode is checked before loading and applied after", "[int8]") {
-  CHECK_NOTHROW(t2t::check_quantize_mode("none", torch::kCPU));
-  CHECK_NOTHROW(t2t::check_quantize_mode("int8", torch::kCPU));
-  CHECK_THROWS_WITH(t2t::check_quantize_mode("int4", torch::kCPU),
-                    Catch::Contains("--quantize=int4") && Catch::Contains("none, int8"));
-  CHECK_THROWS_WITH(t2t::check_quantize_mode("int8", torch::Device("cuda:0")),
-                    Catch::Contains("CPU only") && Catch::Contains("--device=cpu"));
+  using Q = t2t::Quantization;
+  CHECK(t2t::parse_quantization("none") == Q::kNone);
+  CHECK(t2t::parse_quantization("int8") == Q::kInt8);
+  CHECK(t2t::parse_quantization("bf16") == Q::kBf16);
+  CHECK_THROWS_WITH(t2t::parse_quantization("int4"),
+                    Catch::Contains("quantize=int4") && Catch::Contains("none, int8"));
+  CHECK_NOTHROW(t2t::check_quantization(Q::kInt8, torch::kCPU));
+  CHECK_THROWS_WITH(t2t::check_quantization(Q::kInt8, torch::Device("cuda:0")),
+                    Catch::Contains("CPU only") && Catch::Contains("device=cpu"));
+  // The library names the option; a front end spells it its own way.
+  try {
+    t2t::check_quantization(Q::kInt8, torch::Device("cuda:0"));
+    FAIL("int8 on a GPU was not refused");
+  } catch (const t2t::OptionError& e) {
+    CHECK(e.option() == "quantize");
+    const std::string flags = e.render([](const std::string& o) { return "--" + o; });
+    CHECK_THAT(flags, Catch::StartsWith("--quantize=int8 runs on the CPU only") &&
+                          Catch::Contains("--device=cpu"));
+  }
 
   // A model without an int8 implementation is refused by name.
   struct Plain : t2t::T2TModel {
@@ -194,9 +208,9 @@ TEST_CASE("the --quantize mode is checked before loading and applied after", "[i
     }
     torch::Tensor decode_step(t2t::DecoderState&, const torch::Tensor&) override { return {}; }
   } plain;
-  CHECK_THROWS_WITH(t2t::prepare_for_decoding(plain, "int8"),
-                    Catch::Contains("--quantize=int8") && Catch::Contains("no int8"));
-  CHECK_NOTHROW(t2t::prepare_for_decoding(plain, "none"));
+  CHECK_THROWS_WITH(t2t::prepare_model(plain, Q::kInt8, false),
+                    Catch::Contains("quantize=int8") && Catch::Contains("no int8"));
+  CHECK_NOTHROW(t2t::prepare_model(plain, Q::kNone, false));
 }
 
 TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in another",

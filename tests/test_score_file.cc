@@ -14,8 +14,8 @@
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/score.h"
+#include "t2t/translate/translator.h"
+#include "t2t/search/score.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/sample_run.h"
@@ -98,10 +98,14 @@ TEST_CASE("t2t-decoder --score_file writes log p(target | input) per line, in or
   REQUIRE(lines.size() == 40);
 
   // The same sums through the model API, one pair at a time.
-  const auto problem = t2t::create_problem("translate_enzh_sample");
   const auto hp = t2t::HParams::from_yaml_file(run.run + "/hparams.yaml");
-  auto loaded = t2t::load_for_decoding(*problem, "transformer", hp, run.data, run.run, "",
-                                       torch::kCPU);
+  t2t::TranslatorOptions options;
+  options.problem = "translate_enzh_sample";
+  options.hparams = hp;
+  options.data_dir = run.data;
+  options.output_dir = run.run;
+  const t2t::Translator translator(options);
+  const t2t::LoadedModel& loaded = *translator.current();
   for (size_t i = 0; i < lines.size(); ++i) {
     auto input = loaded.encoders.inputs->encode(en[i]);
     input.push_back(t2t::kEosId);

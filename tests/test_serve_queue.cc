@@ -8,7 +8,7 @@
 #include <future>
 #include <thread>
 
-#include "t2t/serve/batch_queue.h"
+#include "t2t/translate/batch_queue.h"
 
 using namespace std::chrono_literals;
 using t2t::SentenceBatch;
@@ -28,7 +28,7 @@ std::vector<int64_t> source(size_t n) {
 
 std::shared_ptr<PendingRequest> request(const std::vector<size_t>& lengths,
                                         SearchOptions search = {},
-                                        std::shared_ptr<const t2t::ServingModel> model = nullptr) {
+                                        std::shared_ptr<const t2t::LoadedModel> model = nullptr) {
   std::vector<std::vector<int64_t>> sources;
   for (size_t n : lengths) sources.push_back(n == 0 ? std::vector<int64_t>{} : source(n));
   return std::make_shared<PendingRequest>(std::move(sources), search, model);
@@ -122,8 +122,8 @@ TEST_CASE("sentences with other search options or another model never share a ba
   BatchQueue queue(policy(8, 0us));
   SearchOptions wide;
   wide.beam_size = 8;
-  auto other_model = std::shared_ptr<const t2t::ServingModel>(
-      reinterpret_cast<const t2t::ServingModel*>(0x1), [](const t2t::ServingModel*) {});
+  auto other_model = std::shared_ptr<const t2t::LoadedModel>(
+      reinterpret_cast<const t2t::LoadedModel*>(0x1), [](const t2t::LoadedModel*) {});
   queue.submit(request({4, 4}));
   queue.submit(request({4}, wide));
   queue.submit(request({4}, {}, other_model));

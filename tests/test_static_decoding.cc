@@ -13,8 +13,8 @@
 #include "models/transformer.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
-#include "t2t/decode/beam_search.h"
-#include "t2t/decode/decoder.h"
+#include "t2t/search/beam_search.h"
+#include "t2t/translate/decoder.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/random_batch.h"
@@ -155,7 +155,7 @@ TEST_CASE("static shapes: graphs are refused on a CPU, and by models without the
   model->set_static_decoding(false, false);
   CHECK_NOTHROW(model->start_decoding(sources(2, 3, 1)));
   CHECK_THROWS_WITH(t2t::check_cuda_graphs(true, torch::kCPU),
-                    Catch::Contains("--cuda_graphs") && Catch::Contains("--device=cuda"));
+                    Catch::Contains("cuda_graphs captures") && Catch::Contains("device=cuda"));
   CHECK_NOTHROW(t2t::check_cuda_graphs(false, torch::kCPU));
 }
 

@@ -13,7 +13,7 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/file_util.h"
-#include "t2t/decode/translate_all.h"
+#include "t2t/translate/translate_all.h"
 #include "tests/sample_run.h"
 #include "tests/test_util.h"
 

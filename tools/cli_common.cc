@@ -13,7 +13,7 @@
 #include "t2t/core/runtime.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/run_hparams.h"
+#include "t2t/translate/run_hparams.h"
 #include "t2t/io/t2t_hparams_json.h"
 #include "t2t/model/model_registry.h"
 
@@ -213,6 +213,31 @@ DecodeOptions decoding_options(const cxxopts::ParseResult& flags) {
   return options;
 }
 
+std::string flag_spelling(const std::string& option) {
+  // The library's names for what T2T's flags call otherwise.
+  if (option == "checkpoint") return "--checkpoint_path";
+  // Keys of --decode_hparams (default_decode_hparams()).
+  static const HParams decode_keys = default_decode_hparams();
+  if (decode_keys.has(option)) return "--decode_hparams " + option;
+  if (option == "n_best") return "--decode_hparams return_beams";
+  return "--" + option;
+}
+
+std::string flag_message(const OptionError& e) { return e.render(flag_spelling); }
+
+std::unique_ptr<Translator> make_translator(const cxxopts::ParseResult& flags,
+                                            TranslatorOptions options, Translator::Load when) {
+  std::unique_ptr<Translator> translator;
+  try {
+    options.quantize = parse_quantization(flags["quantize"].as<std::string>());
+    translator = std::make_unique<Translator>(std::move(options), Translator::Load::kLater);
+  } catch (const OptionError& e) {
+    throw UsageError(flag_message(e));
+  }
+  if (when == Translator::Load::kNow) translator->load();
+  return translator;
+}
+
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,
                      const std::string& example) {
   std::string v = flags[name].as<std::string>();
@@ -373,6 +398,9 @@ int run(int argc, char** argv, cxxopts::Options& options,
     std::cerr << program << ": error: " << e.what() << "\nRun '" << program
               << " --help' for the flags.\n";
     return 2;
+  } catch (const OptionError& e) {
+    std::cerr << program << ": error: " << flag_message(e) << "\n";
+    return 1;
   } catch (const Error& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return 1;

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
-#include "t2t/decode/decode_options.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/translator.h"
 
 namespace t2t::cli {
 
@@ -60,6 +62,20 @@ HParams t2t_run_hparams(const cxxopts::ParseResult& flags, const std::string& t2
 
 // --decode_hparams and --parallel_batches as typed options.
 DecodeOptions decoding_options(const cxxopts::ParseResult& flags);
+
+// How the command line spells a library option (OptionError): the flag
+// ("--quantize", "--checkpoint_path"), or the key of --decode_hparams
+// ("--decode_hparams beam_size").
+std::string flag_spelling(const std::string& option);
+// An OptionError's message in the command line's words.
+std::string flag_message(const OptionError& e);
+
+// A Translator over `options` with --quantize read here. What it refuses
+// before loading (an option the device cannot take) is a command-line
+// mistake (UsageError); with Load::kNow it then loads, and what fails there
+// is a failure (t2t::Error, exit status 1).
+std::unique_ptr<Translator> make_translator(const cxxopts::ParseResult& flags,
+                                            TranslatorOptions options, Translator::Load when);
 
 // argv of this process as run() received it (for relaunching itself).
 const std::vector<std::string>& command_line();

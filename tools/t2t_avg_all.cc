@@ -18,9 +18,9 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/int8_checkpoint.h"
-#include "t2t/decode/run_hparams.h"
+#include "t2t/translate/int8_checkpoint.h"
+#include "t2t/translate/run_hparams.h"
+#include "t2t/translate/translator.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "tools/cli_common.h"
 
@@ -74,14 +74,20 @@ struct Int8Export {
 // hparams.yaml) as an int8 checkpoint under the same name.
 void write_int8(const std::string& path, const std::string& output_dir, const Int8Export& spec) {
   const t2t::Stopwatch clock;
-  const auto problem = t2t::create_problem(spec.problem);
-  const t2t::HParams hp = t2t::decoding_hparams(output_dir, t2t::HParamsRequest{});
+  t2t::TranslatorOptions options;
+  options.problem = spec.problem;
+  options.model = spec.model;
+  options.hparams = t2t::decoding_hparams(output_dir, t2t::HParamsRequest{});
+  options.data_dir = spec.data_dir;
+  options.output_dir = output_dir;
+  options.checkpoint = path;
   t2t::CheckpointMeta meta;
   t2t::read_checkpoint_tensors(path, &meta);
   const auto float_bytes = fs::file_size(path);
-  const t2t::LoadedModel loaded = t2t::load_for_decoding(*problem, spec.model, hp, spec.data_dir,
-                                                         output_dir, path, torch::kCPU);
-  t2t::save_int8_checkpoint(*loaded.model, output_dir, meta);
+  // Loaded as every decoder loads it; its float weights are what is
+  // quantized and saved.
+  const t2t::Translator translator(std::move(options));
+  t2t::save_int8_checkpoint(*translator.current()->model, output_dir, meta);
   spdlog::info("wrote {} in int8 ({:.1f} MiB, the float average {:.1f} MiB) in {:.1f} s", path,
                fs::file_size(path) / 1048576.0, float_bytes / 1048576.0, clock.seconds());
 }

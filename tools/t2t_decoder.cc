@@ -1,5 +1,5 @@
 // t2t-decoder: translates with a trained model, or scores given
-// translations (--score_file), T2T's flags. The work is in t2t/decode/;
+// translations (--score_file), T2T's flags. The work is in t2t/translate/;
 // this file maps flags onto it.
 #include <filesystem>
 #include <iostream>
@@ -14,11 +14,10 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decode_modes.h"
-#include "t2t/decode/decode_options.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/score_file.h"
-#include "t2t/model/model_registry.h"
+#include "t2t/translate/decode_modes.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/score_file.h"
+#include "t2t/translate/translator.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -61,8 +60,8 @@ void refuse_search_decode_hparams(const std::string& decode_hparams) {
 
 // --score_file: the scores of the given pairs, to --decode_to_file or
 // standard output.
-int score(t2t::Decoder& decoder, const std::string& path, const std::string& to_file) {
-  const std::string text = t2t::format_scores(t2t::score_file(decoder, path));
+int score(t2t::Translator& translator, const std::string& path, const std::string& to_file) {
+  const std::string text = t2t::format_scores(translator.score_file(path));
   if (to_file.empty()) {
     std::cout << text << std::flush;
   } else {
@@ -89,7 +88,9 @@ int decode(const cxxopts::ParseResult& flags) {
   const std::string output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
   required(flags, "data_dir", "--data_dir=t2t_data");
 
-  const t2t::HParams hp = t2t::cli::run_hparams(flags, output_dir);
+  t2t::TranslatorOptions translator_options;
+  translator_options.hparams = t2t::cli::run_hparams(flags, output_dir);
+  const t2t::HParams& hp = translator_options.hparams;
   t2t::DecodeOptions options = t2t::cli::decoding_options(flags);
   const std::string score_path = flags["score_file"].as<std::string>();
   if (!score_path.empty() && flags["decode_to_file"].as<std::string>().empty()) {
@@ -103,17 +104,6 @@ int decode(const cxxopts::ParseResult& flags) {
   } catch (const t2t::Error& e) {
     throw t2t::cli::UsageError(e.what());
   }
-  const std::string device = t2t::resolve_device(flags["device"].as<std::string>());
-  const std::string quantize = flags["quantize"].as<std::string>();
-  t2t::check_quantize_mode(quantize, torch::Device(device));
-  const bool cuda_graphs = flags.count("cuda_graphs") > 0;
-  try {
-    t2t::check_cuda_graphs(cuda_graphs, torch::Device(device));
-  } catch (const t2t::Error& e) {
-    throw t2t::cli::UsageError(e.what());
-  }
-  auto problem = t2t::create_problem(problem_name);
-  spdlog::info("{}", t2t::runtime_summary());
 
   const std::string from_file = flags["decode_from_file"].as<std::string>();
   const std::string to_file = flags["decode_to_file"].as<std::string>();
@@ -142,26 +132,36 @@ int decode(const cxxopts::ParseResult& flags) {
     return t2t::decode_filename(base, naming, options.search.beam_size, options.search.alpha);
   };
 
+  translator_options.problem = problem_name;
+  translator_options.model = model_name;
+  translator_options.data_dir = flags["data_dir"].as<std::string>();
+  translator_options.output_dir = output_dir;
+  translator_options.checkpoint = flags["checkpoint_path"].as<std::string>();
+  translator_options.device = flags["device"].as<std::string>();
+  translator_options.cuda_graphs = flags.count("cuda_graphs") > 0;
+  translator_options.decoding = options;
+  auto translator = t2t::cli::make_translator(flags, std::move(translator_options),
+                                              t2t::Translator::Load::kLater);
+  spdlog::info("{}", t2t::runtime_summary());
   const t2t::Stopwatch load_clock;
-  t2t::LoadedModel loaded = t2t::load_for_decoding(
-      *problem, model_name, hp, flags["data_dir"].as<std::string>(), output_dir,
-      flags["checkpoint_path"].as<std::string>(), torch::Device(device));
-  t2t::prepare_for_decoding(*loaded.model, quantize, cuda_graphs);
+  translator->load();
+  const auto loaded = translator->current();
+  const t2t::Quantization quantize = translator->options().quantize;
   const std::string search =
       score_path.empty() ? fmt::format(", beam_size {}, alpha {}{}", options.search.beam_size,
                                        options.search.alpha,
                                        sampling_summary(options.search.sampling))
                          : std::string(", scoring --score_file");
   spdlog::info("problem {}, model {} from {} (step {}, loaded in {:.3f} s), device {}{}, "
-               "batch_size {}{}", problem_name, model_name, loaded.checkpoint, loaded.step,
-               load_clock.seconds(), device,
-               loaded.int8_checkpoint ? ", int8 weights"
-               : quantize == "none"        ? ""
-                                           : ", " + quantize + " weights",
+               "batch_size {}{}", problem_name, model_name, loaded->checkpoint, loaded->step,
+               load_clock.seconds(), translator->device().str(),
+               loaded->int8_checkpoint ? ", int8 weights"
+               : quantize == t2t::Quantization::kNone
+                   ? ""
+                   : std::string(", ") + t2t::quantization_name(quantize) + " weights",
                options.batch_size, search);
-  if (cuda_graphs) spdlog::info("decoding steps at static shapes, replayed as CUDA graphs");
-  t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options,
-                       torch::Device(device));
+  if (translator->options().cuda_graphs)
+    spdlog::info("decoding steps at static shapes, replayed as CUDA graphs");
 
   std::optional<t2t::OpProfile> profile;
   if (profiling) profile.emplace();
@@ -170,25 +170,25 @@ int decode(const cxxopts::ParseResult& flags) {
     if (profile) std::cerr << "\n" << profile->report(clock.seconds()) << std::flush;
   };
   if (!score_path.empty()) {
-    const int status = score(decoder, score_path, to_file);
+    const int status = score(*translator, score_path, to_file);
     print_profile();
     return status;
   }
   if (interactive) {
-    t2t::decode_interactively(decoder, std::cin, std::cout);
+    translator->translate_stream(std::cin, std::cout);
     return 0;
   }
   t2t::DecodeOutcome outcome;
   if (!from_file.empty()) {
-    outcome = t2t::decode_file(decoder, from_file, to_file.empty() ? output_name(from_file) : to_file);
+    outcome = translator->translate_file(from_file,
+                                         to_file.empty() ? output_name(from_file) : to_file);
   } else {
     // T2T's dev-split decoding; its files go beside --decode_to_file when
     // given, else into the run directory.
     const std::string base = to_file.empty()
         ? (std::filesystem::path(output_dir) / (problem_name + "-dev")).string()
         : to_file;
-    outcome = t2t::decode_dev_split(decoder, *problem, flags["data_dir"].as<std::string>(),
-                                    output_name(base));
+    outcome = translator->translate_dev_split(output_name(base));
   }
   print_profile();
   if (!reference.empty()) {

@@ -1,9 +1,7 @@
 // t2t-serve: a trained model behind an HTTP/JSON endpoint, with the
 // decoder's model flags. The server is in t2t/serve/; this file maps flags
 // onto it.
-#include <ATen/Parallel.h>
-
-#include <climits>
+#include <chrono>
 #include <iostream>
 
 #include "t2t/core/error.h"
@@ -11,10 +9,8 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/parallel_batches.h"
-#include "t2t/serve/model_holder.h"
 #include "t2t/serve/translation_server.h"
+#include "t2t/translate/translator.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -100,21 +96,22 @@ int serve(const cxxopts::ParseResult& flags) {
   config.port = flags["port"].as<int>();
   if (config.port < 0 || config.port > 65535)
     throw UsageError("--port=" + std::to_string(config.port) + " is not a TCP port (0..65535)");
-  config.batching.max_batch_size = positive(flags, "max_batch_size");
+  t2t::TranslatorOptions options;
+  options.batching.max_batch_size = positive(flags, "max_batch_size");
   const double delay_ms = flags["max_batch_delay_ms"].as<double>();
   if (!(delay_ms >= 0 && delay_ms <= 60000))
     throw UsageError("--max_batch_delay_ms must be between 0 and 60000");
-  config.batching.max_delay = std::chrono::microseconds(static_cast<int64_t>(delay_ms * 1000));
+  options.batching.max_delay = std::chrono::microseconds(static_cast<int64_t>(delay_ms * 1000));
   const double quiet_ms = flags["batch_quiet_ms"].as<double>();
   if (!(quiet_ms >= 0 && quiet_ms <= 60000))
     throw UsageError("--batch_quiet_ms must be between 0 and 60000");
-  config.batching.quiet_gap = std::chrono::microseconds(static_cast<int64_t>(quiet_ms * 1000));
-  config.batching.max_queue = positive(flags, "max_queue");
+  options.batching.quiet_gap = std::chrono::microseconds(static_cast<int64_t>(quiet_ms * 1000));
+  options.batching.max_queue = positive(flags, "max_queue");
   config.limits.max_request_sentences = positive(flags, "max_request_sentences");
   config.limits.max_beam_size = positive(flags, "max_beam_size");
   config.max_input_tokens = positive(flags, "max_input_tokens");
   config.max_request_bytes = positive(flags, "max_request_bytes");
-  if (config.limits.max_request_sentences > config.batching.max_queue)
+  if (config.limits.max_request_sentences > options.batching.max_queue)
     throw UsageError("--max_request_sentences is larger than --max_queue: such a request could "
                      "never be queued");
   config.http_threads = flags["http_threads"].as<int>();
@@ -128,49 +125,41 @@ int serve(const cxxopts::ParseResult& flags) {
 
   const std::string decode_hparams = flags["decode_hparams"].as<std::string>();
   refuse_file_decode_hparams(decode_hparams);
-  t2t::ModelSpec spec;
-  spec.options = t2t::cli::decoding_options(flags);
-  if (spec.options.search.beam_size > config.limits.max_beam_size)
-    throw UsageError("--decode_hparams beam_size=" + std::to_string(spec.options.search.beam_size) +
+  options.decoding = t2t::cli::decoding_options(flags);
+  if (options.decoding.search.beam_size > config.limits.max_beam_size)
+    throw UsageError("--decode_hparams beam_size=" +
+                     std::to_string(options.decoding.search.beam_size) +
                      " is above --max_beam_size=" + std::to_string(config.limits.max_beam_size));
-  spec.hparams = t2t::cli::run_hparams(flags, output_dir);
+  options.hparams = t2t::cli::run_hparams(flags, output_dir);
   // A server's sentences have no place in one input to key their draws by
-  // (t2t/decode/sampling.h): random sampling is t2t-decoder's alone.
+  // (t2t/search/sampling.h): random sampling is t2t-decoder's alone.
   try {
-    if (t2t::sampling_options(spec.hparams, 0).random)
+    if (t2t::sampling_options(options.hparams, 0).random)
       throw UsageError("hparam sampling_method=random is not supported by t2t-serve, which "
                        "decodes with the argmax or beam search: use t2t-decoder "
                        "--decode_hparams=beam_size=1 to sample, or leave sampling_method at argmax");
   } catch (const t2t::Error& e) {
     throw UsageError(e.what());
   }
-  spec.device = torch::Device(t2t::resolve_device(flags["device"].as<std::string>()));
-  spec.quantize = flags["quantize"].as<std::string>();
-  t2t::check_quantize_mode(spec.quantize, spec.device);
-  spec.cuda_graphs = flags.count("cuda_graphs") > 0;
-  try {
-    t2t::check_cuda_graphs(spec.cuda_graphs, spec.device);
-  } catch (const t2t::Error& e) {
-    throw UsageError(e.what());
-  }
-  spec.problem = t2t::create_problem(problem_name);
-  spec.model_name = model_name;
-  spec.data_dir = data_dir;
-  spec.output_dir = output_dir;
-  spec.checkpoint_path = flags["checkpoint_path"].as<std::string>();
-
-  // As t2t-decoder: on the CPU, batches decoded side by side, one a thread
-  // by default; on a GPU one at a time.
-  config.threads = at::get_num_threads();
-  config.workers = spec.device.is_cpu()
-                       ? t2t::parallel_batches(spec.options.parallel_batches, config.threads, INT_MAX)
-                       : 1;
+  options.problem = problem_name;
+  options.model = model_name;
+  options.data_dir = data_dir;
+  options.output_dir = output_dir;
+  options.checkpoint = flags["checkpoint_path"].as<std::string>();
+  options.device = flags["device"].as<std::string>();
+  options.cuda_graphs = flags.count("cuda_graphs") > 0;
+  options.warm_up = true;
+  // Loaded by serve() once it listens: /health answers meanwhile.
+  auto translator = t2t::cli::make_translator(flags, std::move(options), t2t::Translator::Load::kLater);
+  const t2t::TranslatorOptions& made = translator->options();
   spdlog::info("{}", t2t::runtime_summary());
-  spdlog::info("problem {}, model {}, device {}{}{}", problem_name, model_name, spec.device.str(),
-               spec.quantize == "none" ? "" : ", " + spec.quantize + " weights",
-               spec.cuda_graphs ? ", decoding steps replayed as CUDA graphs" : "");
-  t2t::ModelHolder models(std::move(spec));
-  return t2t::serve(config, models);
+  spdlog::info("problem {}, model {}, device {}{}{}", problem_name, model_name,
+               translator->device().str(),
+               made.quantize == t2t::Quantization::kNone
+                   ? ""
+                   : std::string(", ") + t2t::quantization_name(made.quantize) + " weights",
+               made.cuda_graphs ? ", decoding steps replayed as CUDA graphs" : "");
+  return t2t::serve(config, *translator);
 }
 
 }  // namespace

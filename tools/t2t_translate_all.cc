@@ -1,15 +1,15 @@
 // t2t-translate-all: translates one file with every checkpoint of a run,
 // T2T's flags and file names, to follow BLEU along training. The work is
-// in t2t/decode/translate_all; this file maps flags onto it.
+// in t2t/translate/translate_all; this file maps flags onto it.
 #include <iostream>
 
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/runtime.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decode_options.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/translate_all.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/translator.h"
+#include "t2t/translate/translate_all.h"
 #include "tools/cli_common.h"
 
 namespace {
@@ -88,37 +88,39 @@ t2t::DecodeOptions decode_options(const cxxopts::ParseResult& flags) {
 int translate_all(const cxxopts::ParseResult& flags) {
   using t2t::cli::required;
   t2t::TranslateAllSpec spec;
-  spec.model_dir = required(flags, "model_dir", "--model_dir=t2t_train/run1");
+  t2t::TranslatorOptions& options = spec.translator;
+  options.output_dir = required(flags, "model_dir", "--model_dir=t2t_train/run1");
   spec.source = required(flags, "source", "--source=newstest.en");
-  const std::string problem_name = required(flags, "problem", "--problem=translate_enzh_wmt32k");
-  spec.data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
-  spec.model_name = required(flags, "model", "--model=transformer");
+  options.problem = required(flags, "problem", "--problem=translate_enzh_wmt32k");
+  options.data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
+  options.model = required(flags, "model", "--model=transformer");
   spec.translations_dir = required(flags, "translations_dir", "--translations_dir=translations");
   spec.min_steps = flags["min_steps"].as<int64_t>();
   spec.wait_minutes = flags["wait_minutes"].as<double>();
   if (!(spec.wait_minutes >= 0)) throw UsageError("--wait_minutes must be >= 0");
 
-  spec.hparams = t2t::cli::run_hparams(flags, spec.model_dir);
-  spec.options = decode_options(flags);
+  options.hparams = t2t::cli::run_hparams(flags, options.output_dir);
+  options.decoding = decode_options(flags);
+  t2t::SearchOptions& search = options.decoding.search;
   try {
-    spec.options.search.sampling =
-        t2t::sampling_options(spec.hparams, flags["random_seed"].as<uint64_t>());
+    search.sampling = t2t::sampling_options(options.hparams, flags["random_seed"].as<uint64_t>());
   } catch (const t2t::Error& e) {
     throw UsageError(e.what());
   }
-  if (spec.options.search.sampling.random && spec.options.search.beam_size > 1)
+  if (search.sampling.random && search.beam_size > 1)
     throw UsageError("hparam sampling_method=random samples in greedy decoding only, as in T2T: "
                      "give --beam_size=1, or leave sampling_method at argmax for beam search");
-  spec.device = torch::Device(t2t::resolve_device(flags["device"].as<std::string>()));
-  spec.quantize = flags["quantize"].as<std::string>();
-  t2t::check_quantize_mode(spec.quantize, spec.device);
-  const auto problem = t2t::create_problem(problem_name);
-  spec.problem = problem.get();
+  options.device = flags["device"].as<std::string>();
+  // Checked once here, before the first checkpoint: each is then loaded by
+  // a Translator of its own.
+  const auto checked = t2t::cli::make_translator(flags, options, t2t::Translator::Load::kLater);
+  options = checked->options();
+  options.device = checked->device().str();
   spdlog::info("{}", t2t::runtime_summary());
   spdlog::info("translating {} with every checkpoint of {} into {}: problem {}, model {}, "
                "device {}, beam_size {}, alpha {}",
-               spec.source, spec.model_dir, spec.translations_dir, problem_name, spec.model_name,
-               spec.device.str(), spec.options.search.beam_size, spec.options.search.alpha);
+               spec.source, options.output_dir, spec.translations_dir, options.problem,
+               options.model, options.device, search.beam_size, search.alpha);
   const auto result = t2t::translate_all(spec);
   std::cout << "translated " << result.translated << " checkpoint(s), skipped "
             << result.skipped << " already in " << spec.translations_dir << "\n";

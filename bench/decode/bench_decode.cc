@@ -46,11 +46,12 @@
 #include "t2t/core/runtime.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/beam_search.h"
-#include "t2t/decode/decode_batches.h"
-#include "t2t/decode/decode_options.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/decode/parallel_batches.h"
+#include "t2t/search/beam_search.h"
+#include "t2t/translate/decode_batches.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/parallel_batches.h"
+#include "t2t/translate/translator.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
@@ -75,13 +76,16 @@ struct Options {
   int64_t passes = 1;
   int parallel_batches = 0;
   torch::Device device = torch::kCPU;
-  bool cuda_graphs = false;  // only reported: prepare_for_decoding set it up
+  bool cuda_graphs = false;  // only reported: the Translator set it up
   std::string write_ids;
   std::string profile;
 };
 
 // The model and the source ids it decodes.
 struct Workload {
+  // Loads and readies the model as every front end does (quantization,
+  // packed weights, CUDA graphs).
+  std::unique_ptr<t2t::Translator> translator;
   std::shared_ptr<t2t::T2TModel> model;
   t2t::HParams hparams;
   std::vector<std::vector<int64_t>> sources;  // each ending in EOS
@@ -99,19 +103,22 @@ std::string json_string(const std::string& s) {
 
 // A trained run decoding the non-empty lines of `source` (at most `limit`),
 // encoded as t2t-decoder encodes them (same stripping, truncation, EOS).
-Workload trained(const std::string& output_dir, const std::string& data_dir,
-                 const std::string& problem_name, const std::string& source, int64_t limit) {
+Workload trained(t2t::TranslatorOptions options, const std::string& output_dir,
+                 const std::string& data_dir, const std::string& problem_name,
+                 const std::string& source, int64_t limit) {
   const std::string saved = (fs::path(output_dir) / "hparams.yaml").string();
   if (!fs::exists(saved)) throw t2t::Error(saved + " not found: train a model there first");
   Workload w;
   w.hparams = t2t::HParams::from_yaml_file(saved);
-  auto problem = t2t::create_problem(problem_name);
-  auto loaded = t2t::load_for_decoding(*problem, "transformer", w.hparams, data_dir, output_dir,
-                                       "", torch::kCPU);
-  w.model = loaded.model;
-  w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded.step);
-  const auto options = t2t::decode_options(t2t::default_decode_hparams());
-  t2t::Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, options);
+  options.problem = problem_name;
+  options.hparams = w.hparams;
+  options.data_dir = data_dir;
+  options.output_dir = output_dir;
+  w.translator = std::make_unique<t2t::Translator>(std::move(options));
+  const auto loaded = w.translator->current();
+  w.model = loaded->model;
+  w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded->step);
+  t2t::Decoder& decoder = *loaded->decoder;
   std::ifstream in(source);
   if (!in) throw t2t::Error("cannot read --source=" + source);
   int64_t line_no = 0;
@@ -130,13 +137,14 @@ Workload trained(const std::string& output_dir, const std::string& data_dir,
 // 10..30 ids + EOS (`length` ids + EOS when > 0). Such a model rarely emits
 // EOS, so its sentences run to their decode length: the same lengths on
 // both sides without training, and one length for all with `length`.
-Workload untrained(const std::string& set_name, int64_t vocab, uint64_t seed, int64_t count,
-                   int64_t length) {
+Workload untrained(t2t::TranslatorOptions options, const std::string& set_name, int64_t vocab,
+                   uint64_t seed, int64_t count, int64_t length) {
   Workload w;
   w.hparams = t2t::resolve_hparams(set_name, "", "");
   t2t::seed_everything(seed);
   w.model = t2t::model_registry().get("transformer")(w.hparams, t2t::FeatureInfo{vocab, vocab, true});
-  w.model->eval();
+  // No vocabularies: it decodes ids only.
+  w.translator = std::make_unique<t2t::Translator>(std::move(options), w.model, t2t::FeatureEncoders{});
   w.name = set_name + "-untrained";
   t2t::SplitMix64 rng(seed);
   for (int64_t i = 0; i < count; ++i) {
@@ -233,8 +241,6 @@ void run(Workload& w, const Options& opt, int threads) {
   const auto batches = t2t::decode_batches(w.sources, opt.batch_size);
   std::vector<torch::Tensor> inputs;
   for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b).to(opt.device));
-  w.model->to(opt.device);
-  w.model->eval();
 
   // As t2t::Decoder::translate runs them: on the CPU several batches side
   // by side (parallel_batches.h), each filling its own sentences' results;
@@ -382,16 +388,21 @@ int main(int argc, char** argv) {
   return t2t::bench::bench_main(argc, argv, options, [&](const cxxopts::ParseResult& flags) {
     const int threads = t2t::set_num_threads(flags["threads"].as<int>());
     const std::string quantize = flags["quantize"].as<std::string>();
-    const torch::Device device(t2t::resolve_device(flags["device"].as<std::string>()));
-    t2t::check_quantize_mode(quantize, device);
-    const bool cuda_graphs = flags.count("cuda_graphs") > 0;
-    t2t::check_cuda_graphs(cuda_graphs, device);
+    t2t::TranslatorOptions translator;
+    translator.quantize = t2t::parse_quantization(quantize);
+    translator.device = flags["device"].as<std::string>();
+    translator.cuda_graphs = flags.count("cuda_graphs") > 0;
+    const bool cuda_graphs = translator.cuda_graphs;
+    const std::string export_dir = flags["export_dir"].as<std::string>();
+    const std::string run_dir = flags["write_run"].as<std::string>();
+    if ((!export_dir.empty() || !run_dir.empty()) && quantize != "none")
+      throw t2t::Error("--export_dir and --write_run write float weights: drop --quantize");
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
       if (flags["source_length"].as<int64_t>() < 0)
         throw t2t::Error("--source_length must be >= 0 (0: 10 to 30 ids)");
-      w = untrained(flags["hparams_set"].as<std::string>(), flags["vocab"].as<int64_t>(),
+      w = untrained(translator, flags["hparams_set"].as<std::string>(), flags["vocab"].as<int64_t>(),
                     flags["seed"].as<uint64_t>(), limit > 0 ? limit : 200,
                     flags["source_length"].as<int64_t>());
     } else {
@@ -400,19 +411,14 @@ int main(int argc, char** argv) {
           throw t2t::Error(std::string("--") + name + " is for an untrained model: give --hparams_set");
       if (flags["output_dir"].as<std::string>().empty() || flags["data_dir"].as<std::string>().empty())
         throw t2t::Error("give --output_dir and --data_dir (a trained run), or --hparams_set");
-      w = trained(flags["output_dir"].as<std::string>(), flags["data_dir"].as<std::string>(),
+      w = trained(translator, flags["output_dir"].as<std::string>(), flags["data_dir"].as<std::string>(),
                   flags["problem"].as<std::string>(), flags["source"].as<std::string>(), limit);
     }
-    const std::string export_dir = flags["export_dir"].as<std::string>();
-    const std::string run_dir = flags["write_run"].as<std::string>();
     if (!export_dir.empty() || !run_dir.empty()) {
-      if (quantize != "none") throw t2t::Error("--export_dir and --write_run write float weights: "
-                                               "drop --quantize");
       if (!export_dir.empty()) write_export(w, export_dir);
       if (!run_dir.empty()) write_run(w, run_dir);
       return 0;
     }
-    t2t::prepare_for_decoding(*w.model, quantize, cuda_graphs);
     w.name += quantize == "none" ? "" : "-" + quantize;
     Options opt;
     opt.beam_size = flags["beam_size"].as<int64_t>();
@@ -424,7 +430,7 @@ int main(int argc, char** argv) {
     opt.warmup_batches = flags["warmup_batches"].as<int64_t>();
     opt.passes = flags["passes"].as<int64_t>();
     opt.parallel_batches = flags["parallel_batches"].as<int>();
-    opt.device = device;
+    opt.device = w.translator->device();
     opt.write_ids = flags["write_ids"].as<std::string>();
     opt.profile = flags["profile"].as<std::string>();
     if (opt.batch_size < 1 || opt.passes < 1)

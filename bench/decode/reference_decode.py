@@ -13,7 +13,7 @@ the embedding/softmax matrices shared as the exported tensor names say.
 
 Decoding is incremental with a key/value cache: the encoder and the
 encoder-decoder keys/values run once per batch, each step appends its
-self-attention key and value. The search is t2t's (t2t/decode/beam_search.h,
+self-attention key and value. The search is t2t's (t2t/search/beam_search.h,
 T2T's semantics): beam > 1 keeps the 2·beam best candidates by
 log-probability / ((5 + length) / 6)^alpha, separate alive and finished
 sets, stops a sentence once no alive hypothesis can beat its best finished one;
@@ -284,7 +284,7 @@ def until_eos(ids):
 
 
 def beam(model, inputs, K, alpha, extra_length):
-    """t2t/decode/beam_search.cc's search, tensor for tensor -> per sentence
+    """t2t/search/beam_search.cc's search, tensor for tensor -> per sentence
     (best ids without EOS, finished)."""
     import torch
     B = inputs.shape[0]

@@ -14,15 +14,21 @@
 #include "python/src/translator.h"
 #include "t2t/core/error.h"
 #include "t2t/core/runtime.h"
-#include "t2t/decode/beam_search.h"
-#include "t2t/decode/decode_modes.h"
-#include "t2t/decode/decode_options.h"
-#include "t2t/decode/parallel_batches.h"
-#include "t2t/decode/run_hparams.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/run_hparams.h"
 
 namespace py = pybind11;
 
 namespace t2t::python {
+
+namespace {
+
+// Errors of the library name options as it knows them (beam_size,
+// quantize); the keyword arguments spell them the same way.
+[[noreturn]] void rethrow_option(const OptionError& e) { throw Error(e.render(nullptr)); }
+
+}  // namespace
 
 Translator::Translator(const std::string& output_dir, const std::string& data_dir,
                        const std::string& problem_name, const std::string& model,
@@ -30,107 +36,65 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
                        const std::string& device, const std::optional<std::string>& quantize,
                        int threads, const std::optional<std::string>& checkpoint,
                        int64_t batch_size, int64_t beam_size, double alpha,
-                       int64_t max_input_size, double patience)
-    : model_name_(model) {
+                       int64_t max_input_size, double patience) {
   if (threads > 0) set_num_threads(threads);
-  device_ = resolve_device(device);
-  const std::string mode = quantize.value_or("none");
-  check_quantize_mode(mode, torch::Device(device_));
-  problem_ = create_problem(problem_name);
+  TranslatorOptions options;
+  options.quantize = parse_quantization(quantize.value_or("none"));
+  options.problem = problem_name;
+  options.model = model;
   HParamsRequest request;
   request.set_name = hparams_set;
   request.overrides = hparams;
-  const HParams hp = decoding_hparams(output_dir, request);
-  check_decoding_hparams(hp, model);
-  serving_ = std::make_shared<ServingModel>();
-  serving_->loaded = load_for_decoding(*problem_, model, hp, data_dir, output_dir,
-                                       checkpoint.value_or(""), torch::Device(device_));
-  prepare_for_decoding(*serving_->loaded.model, mode);
+  options.hparams = decoding_hparams(output_dir, request);
+  check_decoding_hparams(options.hparams, model);
+  options.data_dir = data_dir;
+  options.output_dir = output_dir;
+  options.checkpoint = checkpoint.value_or("");
+  options.device = device;
   HParams dp = default_decode_hparams();
   dp.set("beam_size", beam_size);
   dp.set("alpha", alpha);
   dp.set("batch_size", batch_size);
   dp.set("max_input_size", max_input_size);
   dp.set("patience", patience);
-  DecodeOptions options = decode_options(dp);
-  options.log_results = false;
-  options.progress_seconds = 1e9;  // a caller's progress: translate_file(progress=...)
-  const LoadedModel& loaded = serving_->loaded;
-  serving_->decoder = std::make_unique<Decoder>(loaded.model, loaded.encoders.inputs,
-                                                loaded.encoders.targets, options,
-                                                torch::Device(device_));
-  BatchPolicy policy;
-  policy.max_batch_size = batch_size;
-  policy.max_delay = std::chrono::milliseconds(2);
-  policy.quiet_gap = std::chrono::microseconds(500);
-  policy.max_queue = int64_t{1} << 40;  // a caller's whole list is queued at once
-  queue_ = std::make_unique<BatchQueue>(policy);
-  // Batches side by side on the CPU as t2t-decoder decodes them (one per
-  // LibTorch thread), one at a time on a GPU.
-  const int threads_now = at::get_num_threads();
-  const int workers = torch::Device(device_).is_cpu()
-                          ? parallel_batches(0, threads_now, int64_t{1} << 40)
-                          : 1;
-  workers_ = std::make_unique<BatchWorkers>(*queue_, workers, threads_now);
+  options.decoding = decode_options(dp);
+  options.decoding.log_results = false;
+  options.decoding.progress_seconds = 1e9;  // a caller's progress: translate_file(progress=...)
+  options.batching.max_batch_size = batch_size;
+  options.batching.max_delay = std::chrono::milliseconds(2);
+  options.batching.quiet_gap = std::chrono::microseconds(500);
+  options.batching.max_queue = int64_t{1} << 40;  // a caller's whole list is queued at once
+  translator_ = std::make_unique<t2t::Translator>(std::move(options));
+  device_ = translator_->device().str();
 }
 
 Translator::~Translator() {
-  queue_->close();
+  translator_->close_queue();
   // A worker that logs needs the GIL (logging.cc): joining must not hold it.
   if (PyGILState_Check()) {
     py::gil_scoped_release release;
-    workers_->join();
+    translator_->join_workers();
   } else {
-    workers_->join();
+    translator_->join_workers();
   }
-}
-
-std::vector<std::vector<int64_t>> Translator::encode_sources(const std::vector<std::string>& texts) {
-  std::vector<std::vector<int64_t>> sources;
-  sources.reserve(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i)
-    sources.push_back(decoder().encode_source(texts[i], "text " + std::to_string(i)));
-  return sources;
 }
 
 py::list Translator::translate(const std::vector<std::string>& texts, int64_t beam_size,
                                double alpha, int64_t n_best, bool return_scores,
                                std::optional<int64_t> max_batch_size, double patience) {
-  if (beam_size < 1) throw Error("beam_size must be at least 1, not " + std::to_string(beam_size));
-  if (n_best < 1 || n_best > beam_size)
-    throw Error("n_best must be between 1 and beam_size (" + std::to_string(beam_size) +
-                "), not " + std::to_string(n_best));
-  SearchOptions search = decoder().options().search;
-  search.beam_size = beam_size;
-  search.alpha = alpha;
-  search.num_return = n_best;
-  // As T2T with more than one beam returned: the lower ones must settle too.
-  if (n_best > 1) search.stop_early = false;
-  search.patience = patience;
-  check_search_options(search);
-  if (max_batch_size && *max_batch_size < 1)
-    throw Error("max_batch_size must be at least 1, not " + std::to_string(*max_batch_size));
+  SearchRequest request;
+  request.beam_size = beam_size;
+  request.alpha = alpha;
+  request.n_best = n_best;
+  request.patience = patience;
   std::vector<Translation> results;
-  {
+  try {
+    // Checked before the GIL is let go, and before anything is queued.
+    apply_search_request(translator_->current()->decoder->options().search, request);
     py::gil_scoped_release release;
-    auto sources = encode_sources(texts);
-    const int64_t batch = max_batch_size.value_or(queue_->policy().max_batch_size);
-    if (static_cast<int64_t>(sources.size()) >= batch ||
-        batch != queue_->policy().max_batch_size) {
-      // Enough for full batches of its own, or batches of another size than
-      // the queue forms: batched as t2t-decoder batches a file, which int8
-      // needs for t2t-decoder's very outputs (its activations are quantized
-      // per batch).
-      results = decoder().translate(sources, search, batch);
-    } else {
-      // A few sentences: they wait for other callers' to share a batch, as
-      // t2t-serve's requests do.
-      auto request = std::make_shared<PendingRequest>(std::move(sources), search, serving_);
-      if (queue_->submit(request) != BatchQueue::Admission::kQueued)
-        throw Error("the Translator is closing and takes no more sentences");
-      if (!request->wait()) throw Error(request->error());
-      results = request->translations();
-    }
+    results = translator_->translate(texts, request, max_batch_size);
+  } catch (const OptionError& e) {
+    rethrow_option(e);
   }
   py::list out;
   for (const Translation& t : results) {
@@ -153,7 +117,7 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
 std::string Translator::clean(const std::string& text) const {
   // What t2t-decoder writes for one hypothesis (tabs and line breaks
   // become spaces).
-  return decoder().format(Translation{{text}, {0.0}});
+  return translator_->current()->decoder->format(Translation{{text}, {0.0}});
 }
 
 void Translator::translate_file(const std::string& source, const std::string& target,
@@ -177,26 +141,13 @@ void Translator::translate_file(const std::string& source, const std::string& ta
       }
     };
   py::gil_scoped_release release;
-  decode_file(decoder(), source, target, report);
+  translator_->translate_file(source, target, report);
 }
 
 std::vector<double> Translator::score(const std::vector<std::string>& sources,
                                       const std::vector<std::string>& targets) {
-  if (sources.size() != targets.size())
-    throw Error(std::to_string(sources.size()) + " sources but " +
-                std::to_string(targets.size()) + " targets: score() takes pairs");
   py::gil_scoped_release release;
-  const auto source_ids = encode_sources(sources);
-  std::vector<std::vector<int64_t>> target_ids;
-  target_ids.reserve(targets.size());
-  for (const std::string& t : targets) target_ids.push_back(decoder().encode_target(t));
-  // As --score_file: a pair needs both sides.
-  for (size_t i = 0; i < sources.size(); ++i)
-    if (source_ids[i].empty() || target_ids[i].empty())
-      throw Error("pair " + std::to_string(i + 1) + " has an empty " +
-                  (source_ids[i].empty() ? "source" : "target") +
-                  "; every pair needs both sides");
-  return decoder().score(source_ids, target_ids);
+  return translator_->score(sources, targets);
 }
 
 void bind_translator(py::module_& m) {

@@ -10,11 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "t2t/data/problem.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/serve/batch_queue.h"
-#include "t2t/serve/batch_workers.h"
-#include "t2t/serve/model_holder.h"
+#include "t2t/translate/translator.h"
 
 namespace t2t::python {
 
@@ -37,27 +33,17 @@ class Translator {
   std::vector<double> score(const std::vector<std::string>& sources,
                             const std::vector<std::string>& targets);
 
-  int64_t step() const { return serving_->loaded.step; }
-  const std::string& checkpoint() const { return serving_->loaded.checkpoint; }
+  int64_t step() const { return translator_->current()->step; }
+  const std::string& checkpoint() const { return translator_->current()->checkpoint; }
   const std::string& device() const { return device_; }
   // The model itself, for state_dict().
-  const std::shared_ptr<T2TModel>& model() const { return serving_->loaded.model; }
+  std::shared_ptr<T2TModel> model() const { return translator_->current()->model; }
 
  private:
-  std::vector<std::vector<int64_t>> encode_sources(const std::vector<std::string>& texts);
   std::string clean(const std::string& text) const;
 
-  std::string model_name_;
   std::string device_;
-  Decoder& decoder() const { return *serving_->decoder; }
-
-  std::unique_ptr<Problem> problem_;
-  // The model and its Decoder, as t2t-serve holds them.
-  std::shared_ptr<ServingModel> serving_;
-  // translate()'s sentences, from every calling thread, wait here and are
-  // decoded in batches by the workers, as t2t-serve batches its requests.
-  std::unique_ptr<BatchQueue> queue_;
-  std::unique_ptr<BatchWorkers> workers_;
+  std::unique_ptr<t2t::Translator> translator_;
 };
 
 }  // namespace t2t::python

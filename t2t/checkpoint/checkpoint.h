@@ -44,7 +44,7 @@ struct CheckpointMeta {
   double loss_scale = 0;
   int64_t loss_scale_good_steps = 0;
   // "" for a model in its own dtypes; "int8" for one saved with its
-  // matrices in int8 for decoding (t2t/decode/int8_checkpoint.h).
+  // matrices in int8 for decoding (t2t/translate/int8_checkpoint.h).
   std::string weights;
 };
 

@@ -82,26 +82,26 @@ std::string resolve_device(const std::string& flag) {
   if (f == "cpu") return "cpu";
   if (f == "cuda" || starts_with(f, "cuda:")) {
     if (const std::string why = load_cuda(); !why.empty())
-      throw Error("--device=" + flag + " asks for CUDA, but " + why + ". Use --device=cpu (or auto).");
+      throw OptionError("device", "{device}=" + flag + " asks for CUDA, but " + why + ". Use {device}=cpu (or auto).");
     if (!torch::cuda::is_available())
       // LibTorch cannot tell a missing driver from a build without CUDA.
-      throw Error("--device=" + flag +
+      throw OptionError("device", "{device}=" + flag +
                   " asks for CUDA, but no CUDA device is available (no GPU visible, no "
-                  "driver, or a LibTorch built without CUDA). Use --device=cpu (or auto).");
+                  "driver, or a LibTorch built without CUDA). Use {device}=cpu (or auto).");
     int index = 0;
     if (f.size() > 5) {
       try {
         index = std::stoi(f.substr(5));
       } catch (const std::exception&) {
-        throw Error("--device=" + flag + ": expected cuda:N with N a GPU index");
+        throw OptionError("device", "{device}=" + flag + ": expected cuda:N with N a GPU index");
       }
     }
     if (index < 0 || index >= static_cast<int>(torch::cuda::device_count()))
-      throw Error("--device=" + flag + ": only " + std::to_string(torch::cuda::device_count()) +
+      throw OptionError("device", "{device}=" + flag + ": only " + std::to_string(torch::cuda::device_count()) +
                   " CUDA device(s) are visible");
     return "cuda:" + std::to_string(index);
   }
-  throw Error("--device=" + flag + " is not a device; use auto, cpu, cuda or cuda:N");
+  throw OptionError("device", "{device}=" + flag + " is not a device; use auto, cpu, cuda or cuda:N");
 }
 
 int cuda_device_count() {

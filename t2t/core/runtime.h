@@ -42,11 +42,12 @@ void prepare_cuda();
 // OpenMP/MKL pools under it). threads <= 0 means all cores.
 int set_num_threads(int threads);
 
-// Resolves --device: "auto" (CUDA when available, else CPU), "cpu", "cuda"
-// or "cuda:N". Throws naming the flag when CUDA is asked for but absent.
+// Resolves the device option: "auto" (CUDA when available, else CPU),
+// "cpu", "cuda" or "cuda:N". Throws OptionError naming device when CUDA is
+// asked for but absent.
 // Returns the canonical device string ("cpu", "cuda:0"). Loads LibTorch's
 // CUDA half (cuda_loader.h) when a GPU is asked for, or may be found.
-std::string resolve_device(const std::string& flag);
+std::string resolve_device(const std::string& device);
 
 // CUDA devices this process can use (0 without CUDA). Loads the CUDA half
 // when an NVIDIA driver is present; use it, not torch::cuda::is_available(),

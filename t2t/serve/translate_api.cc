@@ -4,6 +4,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "t2t/core/error.h"
+#include "t2t/translate/search_request.h"
+
 namespace t2t {
 
 using nlohmann::json;
@@ -92,18 +95,16 @@ TranslateRequest parse_translate_request(const std::string& body, const Translat
 }
 
 SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server) {
-  SearchOptions search = server;
-  if (request.beam_size) search.beam_size = *request.beam_size;
-  if (request.alpha) search.alpha = *request.alpha;
-  if (request.patience) search.patience = *request.patience;
-  const int64_t n_best = request.n_best.value_or(1);
-  if (n_best > search.beam_size)
-    throw ApiError(400, "\"n_best\" is " + std::to_string(n_best) + ", more than the beam size " +
-                            std::to_string(search.beam_size) +
-                            ": a search returns at most beam_size hypotheses");
-  search.num_return = n_best;
-  if (n_best > 1) search.stop_early = false;
-  return search;
+  SearchRequest search;
+  search.beam_size = request.beam_size;
+  search.alpha = request.alpha;
+  search.n_best = request.n_best;
+  search.patience = request.patience;
+  try {
+    return apply_search_request(server, search);
+  } catch (const OptionError& e) {
+    throw ApiError(400, e.render([](const std::string& field) { return "\"" + field + "\""; }));
+  }
 }
 
 std::string translate_response(const std::vector<Translation>& translations, int64_t n_best,

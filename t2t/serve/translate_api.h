@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "t2t/decode/search_options.h"
-#include "t2t/decode/translation.h"
+#include "t2t/search/search_options.h"
+#include "t2t/translate/translation.h"
 
 namespace t2t {
 
@@ -47,10 +47,10 @@ struct TranslateRequest {
 // than max_request_sentences.
 TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits);
 
-// The server's search with the request's options on top. n_best above 1
-// turns T2T's stop_early off, as return_beams does in t2t-decoder, so that
-// the lower hypotheses are settled too. Throws ApiError (400) when n_best
-// exceeds the beam size in effect.
+// The server's search with the request's options on top, by the library's
+// one rule (apply_search_request, t2t/translate/search_request.h). Throws
+// ApiError (400) naming the field at fault, e.g. n_best above the beam size
+// in effect.
 SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server);
 
 std::string translate_response(const std::vector<Translation>& translations, int64_t n_best,

@@ -17,10 +17,10 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/serve/api_keys.h"
-#include "t2t/serve/batch_workers.h"
-#include "t2t/serve/model_holder.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/stop_signals.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/translator.h"
 
 namespace t2t {
 
@@ -44,9 +44,13 @@ bool is_loopback(const std::string& host) {
 
 class Server {
  public:
-  Server(const ServerConfig& config, ModelHolder& models)
-      : config_(config), models_(models), queue_(config.batching) {
+  Server(const ServerConfig& config, Translator& translator)
+      : config_(config), translator_(translator) {
     if (!config_.api_key_file.empty()) keys_ = ApiKeys::from_file(config_.api_key_file);
+    // Counted before the answers go out: a client that reads /metrics right
+    // after its answer sees its sentences.
+    translator_.on_batch(
+        [this](int64_t sentences, int64_t tokens) { metrics_.batch_done(sentences, tokens); });
     setup_http();
   }
 
@@ -66,12 +70,10 @@ class Server {
   void stop_http(std::thread& listener);
 
   const ServerConfig config_;
-  ModelHolder& models_;
+  Translator& translator_;
   ApiKeys keys_;
-  BatchQueue queue_;
   ServeMetrics metrics_;
   httplib::Server http_;
-  std::unique_ptr<BatchWorkers> workers_;
   std::unique_ptr<StopSignals> signals_;
   std::thread watch_thread_;
   int listen_socket_ = -1;
@@ -185,9 +187,9 @@ void Server::setup_http() {
   });
   http_.Get("/ready", [this](const httplib::Request&, httplib::Response& res) { ready(res); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    const auto model = models_.current();
-    res.set_content(metrics_.prometheus_text(queue_.depth(), in_flight_,
-                                             model ? model->loaded.step : -1),
+    const auto model = translator_.current();
+    res.set_content(metrics_.prometheus_text(translator_.queue_depth(), in_flight_,
+                                             model ? model->step : -1),
                     "text/plain; version=0.0.4");
   });
   for (const char* path : {"/v1/translate", "/v1/reload"})
@@ -199,12 +201,12 @@ void Server::setup_http() {
 }
 
 void Server::ready(httplib::Response& res) {
-  const auto model = models_.current();
+  const auto model = translator_.current();
   if (stopping_) return answer_error(res, 503, "stopping");
   if (!model) return answer_error(res, 503, "loading the model");
   answer(res, 200, nlohmann::json{{"status", "ready"},
-                                  {"checkpoint", model->loaded.checkpoint},
-                                  {"model_step", model->loaded.step}}
+                                  {"checkpoint", model->checkpoint},
+                                  {"model_step", model->step}}
                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -218,7 +220,7 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
   const int64_t id = ++request_ids_;
   try {
     if (stopping_) throw ApiError(503, "the server is stopping and takes no new requests");
-    const auto model = models_.current();
+    const auto model = translator_.current();
     if (!model) throw ApiError(503, "the model is still loading; GET /ready answers 200 once it is");
     const TranslateRequest request = parse_translate_request(req.body, config_.limits);
     const SearchOptions search = request_search(request, model->decoder->options().search);
@@ -238,19 +240,19 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
       sources.push_back(std::move(ids));
     }
     auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model);
-    switch (queue_.submit(pending)) {
+    switch (translator_.submit(pending)) {
       case BatchQueue::Admission::kQueued: break;
       case BatchQueue::Admission::kFull:
-        throw ApiError(503, "the queue is full (" + std::to_string(queue_.depth()) +
+        throw ApiError(503, "the queue is full (" + std::to_string(translator_.queue_depth()) +
                                 " sentences waiting, --max_queue=" +
-                                std::to_string(config_.batching.max_queue) + "): retry later");
+                                std::to_string(translator_.options().batching.max_queue) + "): retry later");
       case BatchQueue::Admission::kClosed:
         throw ApiError(503, "the server is stopping and takes no new requests");
     }
     if (!pending->wait())
       throw ApiError(stopping_ ? 503 : 500, pending->error());
     const int64_t n_best = search.num_return;
-    answer(res, 200, translate_response(pending->translations(), n_best, model->loaded.step));
+    answer(res, 200, translate_response(pending->translations(), n_best, model->step));
     metrics_.translate_latency(clock.seconds());
     if (config_.log_requests) {
       for (size_t i = 0; i < request.texts.size(); ++i) {
@@ -274,9 +276,9 @@ void Server::reload(const std::string& body, httplib::Response& res) {
     if (doc.is_discarded() || !doc.is_object() || !doc.empty())
       return answer_error(res, 400, "POST /v1/reload takes no options: send an empty body or {}");
   }
-  if (!models_.current()) return answer_error(res, 503, "the model is still loading");
+  if (!translator_.current()) return answer_error(res, 503, "the model is still loading");
   try {
-    const ReloadResult r = models_.reload();
+    const ReloadResult r = translator_.reload();
     metrics_.reload_done(true);
     if (r.reloaded)
       spdlog::info("reloaded: now serving {} (step {}, was step {})", r.checkpoint, r.step,
@@ -300,12 +302,12 @@ void Server::watch_loop() {
   std::unique_lock<std::mutex> lock(stop_mutex_);
   while (!stop_changed_.wait_for(lock, period, [&] { return stop_requested_ || finished_; })) {
     lock.unlock();
-    const std::string newest = models_.newer_checkpoint();
+    const std::string newest = translator_.newer_checkpoint();
     std::error_code ec;
     const auto newest_time = std::filesystem::last_write_time(newest, ec);
     if (!newest.empty() && !(newest == failed && newest_time == failed_time)) {
       try {
-        const ReloadResult r = models_.reload();
+        const ReloadResult r = translator_.reload();
         metrics_.reload_done(true);
         if (r.reloaded)
           spdlog::info("--watch_checkpoints: now serving {} (step {}, was step {})", r.checkpoint,
@@ -360,25 +362,22 @@ int Server::run() {
   });
 
   try {
-    models_.load_initial();
+    translator_.load();
   } catch (...) {
     stopping_ = true;
     stop_http(listener);
     signals_.reset();
     throw;
   }
-  const auto model = models_.current();
-  workers_ = std::make_unique<BatchWorkers>(
-      queue_, config_.workers, config_.threads,
-      [this](int64_t sentences, int64_t tokens) { metrics_.batch_done(sentences, tokens); });
+  const auto model = translator_.current();
   if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
   const auto& search = model->decoder->options().search;
+  const BatchPolicy& batching = translator_.options().batching;
   spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences, "
                "waiting at most {} ms (or {} ms without arrivals), {} decoding at once",
-               model->loaded.checkpoint, model->loaded.step, models_.spec().device.str(),
-               search.beam_size, search.alpha, config_.batching.max_batch_size,
-               config_.batching.max_delay.count() / 1000.0,
-               config_.batching.quiet_gap.count() / 1000.0, std::max(1, config_.workers));
+               model->checkpoint, model->step, translator_.device().str(), search.beam_size,
+               search.alpha, batching.max_batch_size, batching.max_delay.count() / 1000.0,
+               batching.quiet_gap.count() / 1000.0, translator_.queue_workers());
   return drain_and_stop(listener);
 }
 
@@ -399,21 +398,22 @@ int Server::drain_and_stop(std::thread& listener) {
   stopping_ = true;
   spdlog::info("{}: taking no new requests; finishing {} requests ({} sentences queued), for at "
                "most {} s (--shutdown_timeout)",
-               stop_reason_, in_flight_.load(), queue_.depth(), config_.shutdown_timeout_s);
+               stop_reason_, in_flight_.load(), translator_.queue_depth(),
+               config_.shutdown_timeout_s);
   std::thread http_stopper([&] { stop_http(listener); });
-  queue_.close();  // workers take what is left without waiting for company
+  translator_.close_queue();  // workers take what is left without waiting for company
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration<double>(config_.shutdown_timeout_s);
   while (in_flight_ > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (in_flight_ > 0) {
-    const int64_t dropped = queue_.cancel_waiting(
+    const int64_t dropped = translator_.cancel_waiting(
         "the server stopped before translating this request (--shutdown_timeout)");
     spdlog::warn("--shutdown_timeout={} s passed: {} queued sentences were answered 503",
                  config_.shutdown_timeout_s, dropped);
   }
   http_stopper.join();
-  if (workers_) workers_->join();
+  translator_.join_workers();
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     finished_ = true;
@@ -427,8 +427,8 @@ int Server::drain_and_stop(std::thread& listener) {
 
 }  // namespace
 
-int serve(const ServerConfig& config, ModelHolder& models) {
-  Server server(config, models);
+int serve(const ServerConfig& config, Translator& translator) {
+  Server server(config, translator);
   return server.run();
 }
 

@@ -1,8 +1,9 @@
 // t2t-serve's server: HTTP/JSON endpoints (cpp-httplib) in front of a
-// BatchQueue, decoding workers that share the decoder's code (Decoder::
-// decode_batch), a ModelHolder for reloads, and the lifecycle: listen, load,
-// serve, and on SIGTERM/SIGINT stop accepting, finish what is queued
-// (bounded by shutdown_timeout) and return 0.
+// Translator (t2t/translate/translator.h), whose shared queue batches the
+// sentences of concurrent requests and which reloads newer checkpoints, and
+// the lifecycle: listen, load, serve, and on SIGTERM/SIGINT stop accepting,
+// finish what is queued (bounded by shutdown_timeout) and return 0. HTTP
+// and JSON only: what is translated, and how, is the Translator's.
 //
 //   POST /v1/translate  translate_api.h
 //   POST /v1/reload     load the newest checkpoint beside the serving one
@@ -15,23 +16,19 @@
 #include <memory>
 #include <string>
 
-#include "t2t/serve/batch_queue.h"
 #include "t2t/serve/translate_api.h"
 
 namespace t2t {
 
-class ModelHolder;
+class Translator;
 
 struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (logged)
-  BatchPolicy batching;
   TranslateLimits limits;
   int64_t max_input_tokens = 256;  // per sentence, EOS included; over: 413
   int64_t max_request_bytes = 1 << 20;  // over: 413
   int http_threads = 128;  // connections served at once
-  int workers = 1;         // batches decoded side by side
-  int threads = 1;         // LibTorch threads in all, shared by the workers
   std::string api_key_file;  // empty: no keys asked
   bool log_requests = false;  // log texts and translations
   double shutdown_timeout_s = 30;
@@ -41,6 +38,8 @@ struct ServerConfig {
 // Runs until SIGTERM or SIGINT and returns the exit status (0 once drained).
 // Throws t2t::Error when it cannot start (address in use, model failing to
 // load, unreadable key file).
-int serve(const ServerConfig& config, ModelHolder& models);
+// The translator is loaded here, after the server listens (Translator::
+// Load::kLater), so that /health answers while it loads.
+int serve(const ServerConfig& config, Translator& translator);
 
 }  // namespace t2t

@@ -11,7 +11,7 @@ translation's ids without EOS, as t2t-bench-decode --write_ids writes them.
 All sentences go through CTranslate2 in one batch (so that padded sources
 are exercised) with a max_decoding_length that no sentence's t2t limit
 exceeds; each is then cut to its own limit, source length (EOS included) +
-EXTRA_LENGTH ids, t2t's (t2t/decode/beam_search.cc). Greedy decoding of a
+EXTRA_LENGTH ids, t2t's (t2t/search/beam_search.cc). Greedy decoding of a
 row does not depend on the others, so that equals a run with the limit
 per sentence.
 """

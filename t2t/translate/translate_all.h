@@ -1,33 +1,23 @@
 // T2T's t2t-translate-all: the same source file translated by every
 // checkpoint of a run, one file per checkpoint named by its step as T2T
 // names them (T2T's t2t-bleu --translations_dir scores such a directory).
-// Decodes in this process with load_for_decoding and a Decoder (T2T runs
+// Decodes in this process, a Translator per checkpoint (T2T runs
 // t2t-decoder per checkpoint).
 #pragma once
-
-#include <torch/torch.h>
 
 #include <cstdint>
 #include <string>
 
-#include "t2t/core/hparams.h"
-#include "t2t/decode/decode_options.h"
+#include "t2t/translate/translator_options.h"
 
 namespace t2t {
 
-class Problem;
-
 struct TranslateAllSpec {
-  const Problem* problem = nullptr;
-  std::string model_name;
-  HParams hparams;  // the run's, as the decoder takes them
-  std::string data_dir;
-  std::string model_dir;  // the run's checkpoints
+  // What each checkpoint is decoded with; its output_dir is the run whose
+  // checkpoints are translated (its checkpoint is set per checkpoint).
+  TranslatorOptions translator;
   std::string source;     // the file translated by each checkpoint
   std::string translations_dir;
-  DecodeOptions options;
-  torch::Device device = torch::kCPU;
-  std::string quantize = "none";
   int64_t min_steps = 0;    // checkpoints of fewer steps are left alone
   double wait_minutes = 0;  // > 0: then wait this long for each new checkpoint
   double poll_seconds = 10;  // how often the wait looks for one
@@ -45,7 +35,7 @@ struct TranslateAllResult {
   int64_t skipped = 0;     // already there (an earlier run's), not redone
 };
 
-// Translates spec.source with every checkpoint of spec.model_dir of at least
+// Translates spec.source with every checkpoint of the run of at least
 // min_steps steps, oldest first, into translation_path(): each file written
 // through a temporary file and a rename, with its checkpoint's modification
 // time (as T2T's --keep_timestamp, so that a BLEU curve can be drawn

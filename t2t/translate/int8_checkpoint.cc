@@ -1,4 +1,4 @@
-#include "t2t/decode/int8_checkpoint.h"
+#include "t2t/translate/int8_checkpoint.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/decoder.h"
+#include "t2t/translate/decoder.h"
 
 #include <ATen/Parallel.h>
 #include <pthread.h>
@@ -17,10 +17,10 @@
 #include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
-#include "t2t/decode/decode_batches.h"
-#include "t2t/decode/int8_checkpoint.h"
-#include "t2t/decode/parallel_batches.h"
-#include "t2t/decode/score.h"
+#include "t2t/translate/decode_batches.h"
+#include "t2t/translate/int8_checkpoint.h"
+#include "t2t/translate/parallel_batches.h"
+#include "t2t/search/score.h"
 #include "t2t/io/mapped_file.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
@@ -309,170 +309,6 @@ std::string Decoder::format(const Translation& translation) const {
     if (options_.write_beam_scores) line += fmt::format("\t{:.2f}", translation.scores[k]);
   }
   return line;
-}
-
-LoadedModel load_for_decoding(const Problem& problem, const std::string& model_name,
-                              const HParams& hparams, const std::string& data_dir,
-                              const std::string& output_dir, const std::string& checkpoint_path,
-                              const torch::Device& device) {
-  LoadedModel loaded;
-  // A t2t checkpoint (model.ckpt-N.pt), else one Tensor2Tensor wrote
-  // (model.ckpt-N.index and its data shards).
-  std::string tf_checkpoint;
-  if (!checkpoint_path.empty()) {
-    const bool tf_prefix = is_tf_checkpoint(checkpoint_path);
-    if (!fs::exists(checkpoint_path) && !tf_prefix)
-      throw Error("--checkpoint_path=" + checkpoint_path + " does not exist; give a model.ckpt-N.pt "
-                  "file, T2T's model.ckpt-N (without .index), or a run directory");
-    if (tf_prefix) {
-      tf_checkpoint = checkpoint_path;
-    } else if (fs::is_directory(checkpoint_path)) {
-      loaded.checkpoint = latest_checkpoint(checkpoint_path);
-      if (loaded.checkpoint.empty()) tf_checkpoint = find_tf_checkpoint(checkpoint_path);
-    } else {
-      loaded.checkpoint = checkpoint_path;
-    }
-    if (loaded.checkpoint.empty() && tf_checkpoint.empty())
-      throw Error("--checkpoint_path=" + checkpoint_path + " holds no checkpoint (model.ckpt-N.pt, "
-                  "or T2T's model.ckpt-N.index)");
-  } else {
-    loaded.checkpoint = latest_checkpoint(output_dir);
-    if (loaded.checkpoint.empty()) tf_checkpoint = find_tf_checkpoint(output_dir);
-    if (loaded.checkpoint.empty() && tf_checkpoint.empty())
-      throw Error("--output_dir=" + output_dir + " holds no checkpoint (model.ckpt-N.pt, or T2T's "
-                  "model.ckpt-N.index): train there first with t2t-trainer, or name one with "
-                  "--checkpoint_path");
-  }
-
-  loaded.encoders = problem.feature_encoders(data_dir);
-  FeatureInfo info{loaded.encoders.inputs->vocab_size(), loaded.encoders.targets->vocab_size(),
-                   loaded.encoders.shared};
-  {
-    // A t2t checkpoint sets every parameter (its loader checks): none is
-    // drawn at random first, nor made resident before the file's values.
-    std::optional<SkipInitialization> skip;
-    if (tf_checkpoint.empty()) skip.emplace();
-    loaded.model = model_registry().get(model_name)(hparams, info);
-  }
-  if (!tf_checkpoint.empty()) {
-    loaded.checkpoint = tf_checkpoint;
-    const TFCheckpointReader reader(tf_checkpoint);
-    loaded.model->load_tensorflow(reader, kT2TTargetSpace);
-    loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
-    spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
-  } else {
-    auto does_not_fit = [&](const Error& e) {
-      return Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
-                   "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
-                   data_dir + ": " + e.what());
-    };
-    CheckpointMeta meta;
-    TensorMap tensors;
-    try {
-      tensors = read_checkpoint_tensors(loaded.checkpoint, &meta);
-    } catch (const Error& e) {
-      throw does_not_fit(e);
-    }
-    loaded.step = meta.step;
-    if (meta.weights == "int8" && !device.is_cpu())
-      throw Error(loaded.checkpoint + " holds int8 weights (t2t-avg-all --quantize=int8), which "
-                  "decode on the CPU only: use --device=cpu, or its float checkpoint on " +
-                  device.str());
-    if (!meta.weights.empty() && meta.weights != "int8")
-      throw Error(loaded.checkpoint + " holds weights of kind '" + meta.weights +
-                  "', which this t2t does not know: decode it with the t2t that wrote it");
-    try {
-      if (meta.weights == "int8") {
-        load_int8_tensors(std::move(tensors), *loaded.model, loaded.checkpoint);
-        loaded.int8_checkpoint = true;
-        spdlog::info("{} holds int8 weights: decoding in int8", loaded.checkpoint);
-      } else {
-        load_model_tensors(tensors, *loaded.model, loaded.checkpoint);
-      }
-    } catch (const Error& e) {
-      throw does_not_fit(e);
-    }
-  }
-  loaded.model->to(device);
-  loaded.model->eval();
-  return loaded;
-}
-
-void check_quantize_mode(const std::string& mode, const torch::Device& device) {
-  if (mode == "none" || mode == "bf16") return;
-  if (mode != "int8")
-    throw Error("--quantize=" + mode + " is not one of none, int8, bf16");
-  if (!device.is_cpu())
-    throw Error("--quantize=int8 runs on the CPU only (LibTorch's int8 kernels are CPU "
-                "kernels): use --device=cpu, or leave --quantize out on " + device.str());
-}
-
-namespace {
-
-void quantize(T2TModel& model, const std::string& mode) {
-  if (mode == "none") return;
-  if (model.quantized()) {
-    // An int8 checkpoint: nothing to do for int8, and nothing else to do.
-    if (mode == "int8") return;
-    throw Error("--quantize=" + mode + ": the checkpoint's weights are int8 already; decode it "
-                "without --quantize, or give --quantize=" + mode + " with its float checkpoint");
-  }
-  const Stopwatch clock;
-  if (mode == "bf16") {
-    // Parameters and buffers in bfloat16, so every product and the
-    // attention run in it; the model hands its logits back in float32 for
-    // the search's scores (T2TModel::decode_step).
-    model.to(torch::kBFloat16);
-    spdlog::info("converted the model's weights to bf16 in {:.1f} s", clock.seconds());
-    const auto params = model.parameters();
-    if (!params.empty() && params[0].device().is_cpu() && !cpu_computes_bf16())
-      spdlog::warn("--quantize=bf16 on a CPU without AVX512_BF16 or AMX: LibTorch emulates the "
-                   "bf16 products, slower than float32 here; --quantize=int8 is the fast one "
-                   "on this CPU");
-    return;
-  }
-  try {
-    model.quantize_int8();
-    model.release_float_weights();  // a decoder never reads them again
-  } catch (const Error& e) {
-    throw Error("--quantize=" + mode + ": " + e.what());
-  }
-  spdlog::info("quantized the model's weights to {} in {:.1f} s", mode, clock.seconds());
-}
-
-}  // namespace
-
-void check_cuda_graphs(bool cuda_graphs, const torch::Device& device) {
-  if (cuda_graphs && !device.is_cuda())
-    throw Error("--cuda_graphs captures decoding steps on a GPU: it needs --device=cuda, not --device=" +
-                device.str());
-}
-
-void prepare_for_decoding(T2TModel& model, const std::string& quantize_mode, bool cuda_graphs) {
-  // Decoding allocates and frees the same buffers step after step: freed
-  // blocks cached per thread beyond a few MiB are peak memory, not speed.
-  limit_thread_caches(size_t{4} << 20);
-  quantize(model, quantize_mode);
-  // After the weights are final: graphs read them where they lie.
-  if (cuda_graphs) model.set_static_decoding(true, true);
-  // After quantizing: int8 layers and bf16 weights have nothing to pack.
-  torch::NoGradGuard no_grad;
-  model.pack_for_inference();
-  // The packed copies are what decoding reads now. The weights they were
-  // made from, where they lie in the checkpoint's mapping, need not stay
-  // resident beside them: the kernel reads them from the file again if
-  // they are used (an embedding's rows, as they are looked up).
-  for (const auto& p : model.parameters()) give_back_pages(p);
-  // Likewise the code LibTorch ran only at start-up (~55 MiB), on a thread
-  // of its own: reading the page map of ~400 MiB of libraries takes a few
-  // milliseconds that the first translation need not wait for. It touches
-  // no object of the program's, so the process may end while it runs.
-  std::thread([] {
-    // Only when a core is idle: decoding has them all.
-    sched_param idle{};
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-    (void)give_back_library_pages();
-  }).detach();
 }
 
 }  // namespace t2t

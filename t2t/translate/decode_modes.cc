@@ -1,4 +1,4 @@
-#include "t2t/decode/decode_modes.h"
+#include "t2t/translate/decode_modes.h"
 
 #include <algorithm>
 #include <charconv>
@@ -16,7 +16,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decoder.h"
+#include "t2t/translate/decoder.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/metrics/sacrebleu.h"

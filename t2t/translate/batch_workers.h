@@ -1,14 +1,14 @@
 // Decoding workers over a BatchQueue: each takes the next batch, decodes it
-// with the batch's model and answers the batch's requests. What t2t-serve
-// decodes with, and the Python Translator when several threads call it: the
-// sentences of concurrent callers share batches.
+// with the batch's model and answers the batch's requests. The workers
+// of Translator's shared queue (translator.h): the sentences of concurrent
+// callers share batches.
 #pragma once
 
 #include <functional>
 #include <thread>
 #include <vector>
 
-#include "t2t/serve/batch_queue.h"
+#include "t2t/translate/batch_queue.h"
 
 namespace t2t {
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/sampling.h"
+#include "t2t/search/sampling.h"
 
 #include <torch/torch.h>
 

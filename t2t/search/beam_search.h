@@ -33,7 +33,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "t2t/decode/search_options.h"
+#include "t2t/search/search_options.h"
 
 namespace t2t {
 
@@ -57,7 +57,7 @@ struct SearchStats {
 // T2T's length penalty ((5 + length) / 6)^alpha.
 double length_penalty(int64_t length, double alpha);
 
-// Throws Error, naming the option, for options the search cannot run.
+// Throws OptionError, naming the option, for options the search cannot run.
 // beam_search checks them itself; a caller that queues a request checks
 // them first, so that a bad one fails alone, before it shares a batch.
 void check_search_options(const SearchOptions& options);

@@ -1,4 +1,4 @@
-#include "t2t/decode/translate_all.h"
+#include "t2t/translate/translate_all.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/decode_modes.h"
-#include "t2t/decode/decoder.h"
+#include "t2t/translate/translator.h"
 #include "t2t/io/tf_checkpoint.h"
 
 namespace t2t {
@@ -32,10 +31,11 @@ struct StepCheckpoint {
 // (a T2T output directory) TensorFlow's.
 std::vector<StepCheckpoint> pending(const TranslateAllSpec& spec, const std::set<int64_t>& seen) {
   std::vector<StepCheckpoint> all;
-  for (const auto& path : list_checkpoints(spec.model_dir))
+  const std::string& model_dir = spec.translator.output_dir;
+  for (const auto& path : list_checkpoints(model_dir))
     all.push_back({checkpoint_step(path), path});
   if (all.empty())
-    for (const auto& [step, prefix] : list_tf_checkpoints(spec.model_dir))
+    for (const auto& [step, prefix] : list_tf_checkpoints(model_dir))
       all.push_back({step, prefix});
   std::vector<StepCheckpoint> out;
   for (const auto& c : all)
@@ -51,12 +51,9 @@ bool still_there(const std::string& checkpoint) {
 // Translates spec.source with one checkpoint into `output`.
 void translate_with(const TranslateAllSpec& spec, const std::string& checkpoint,
                     const std::string& output) {
-  LoadedModel loaded = load_for_decoding(*spec.problem, spec.model_name, spec.hparams,
-                                         spec.data_dir, spec.model_dir, checkpoint, spec.device);
-  prepare_for_decoding(*loaded.model, spec.quantize);
-  Decoder decoder(loaded.model, loaded.encoders.inputs, loaded.encoders.targets, spec.options,
-                  spec.device);
-  decode_file(decoder, spec.source, output);
+  TranslatorOptions options = spec.translator;
+  options.checkpoint = checkpoint;
+  Translator(std::move(options)).translate_file(spec.source, output);
   // T2T's --keep_timestamp: the file carries its checkpoint's time.
   std::error_code ec;
   const std::string file = fs::exists(checkpoint) ? checkpoint : checkpoint + ".index";
@@ -72,8 +69,9 @@ std::string translation_path(const std::string& translations_dir, const std::str
 }
 
 TranslateAllResult translate_all(const TranslateAllSpec& spec) {
-  if (!fs::is_directory(spec.model_dir))
-    throw Error("--model_dir=" + spec.model_dir + " is not a directory; give the run's "
+  const std::string& model_dir = spec.translator.output_dir;
+  if (!fs::is_directory(model_dir))
+    throw Error("--model_dir=" + model_dir + " is not a directory; give the run's "
                 "--output_dir of t2t-trainer");
   if (!fs::exists(spec.source))
     throw Error("--source=" + spec.source + " does not exist");
@@ -91,7 +89,7 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
       const std::string& checkpoint = todo[i].path;
       const int64_t step = todo[i].step;
       seen.insert(step);
-      const std::string output = translation_path(spec.translations_dir, spec.problem->name(), step);
+      const std::string output = translation_path(spec.translations_dir, spec.translator.problem, step);
       const std::string count = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "]";
       if (fs::exists(output)) {
         spdlog::info("{} step {}: {} already exists, skipping it", count, step, output);
@@ -119,7 +117,7 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
     // and were translated.
     const double limit = spec.wait_minutes * 60;
     spdlog::info("waiting up to {:.0f} s for a new checkpoint in {}",
-                 std::max(0.0, limit - since_new.seconds()), spec.model_dir);
+                 std::max(0.0, limit - since_new.seconds()), model_dir);
     bool found = false;
     while (!found && since_new.seconds() < limit) {
       found = !pending(spec, seen).empty();
@@ -129,13 +127,13 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
     }
     if (!found) found = !pending(spec, seen).empty();
     if (!found) {
-      spdlog::info("no new checkpoint in {} for {} minutes; stopping", spec.model_dir,
+      spdlog::info("no new checkpoint in {} for {} minutes; stopping", model_dir,
                    spec.wait_minutes);
       break;
     }
   }
   if (result.translated + result.skipped == 0)
-    throw Error("--model_dir=" + spec.model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
+    throw Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
                 "T2T's model.ckpt-N.index)" +
                 (spec.min_steps > 0 ? " of at least --min_steps=" + std::to_string(spec.min_steps) +
                                           " steps"

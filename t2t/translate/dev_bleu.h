@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "t2t/data/problem.h"
-#include "t2t/decode/decode_options.h"
+#include "t2t/translate/decode_options.h"
 
 namespace t2t {
 

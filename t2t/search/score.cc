@@ -1,4 +1,4 @@
-#include "t2t/decode/score.h"
+#include "t2t/search/score.h"
 
 #include <torch/torch.h>
 

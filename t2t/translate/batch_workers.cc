@@ -1,4 +1,4 @@
-#include "t2t/serve/batch_workers.h"
+#include "t2t/translate/batch_workers.h"
 
 #include <ATen/Parallel.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "t2t/core/logging.h"
-#include "t2t/decode/decoder.h"
-#include "t2t/serve/model_holder.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/translator.h"
 
 namespace t2t {
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/decode_batches.h"
+#include "t2t/translate/decode_batches.h"
 
 #include <ATen/ATen.h>
 

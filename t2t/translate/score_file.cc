@@ -1,4 +1,4 @@
-#include "t2t/decode/score_file.h"
+#include "t2t/translate/score_file.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
-#include "t2t/decode/decode_modes.h"
-#include "t2t/decode/decoder.h"
+#include "t2t/translate/decode_modes.h"
+#include "t2t/translate/decoder.h"
 
 namespace t2t {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "t2t/decode/search_options.h"
+#include "t2t/search/search_options.h"
 
 namespace t2t {
 

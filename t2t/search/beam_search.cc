@@ -1,4 +1,4 @@
-#include "t2t/decode/beam_search.h"
+#include "t2t/search/beam_search.h"
 
 #include <ATen/record_function.h>
 
@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "t2t/core/error.h"
-#include "t2t/decode/sampling.h"
-#include "t2t/decode/top_candidates.h"
+#include "t2t/search/sampling.h"
+#include "t2t/search/top_candidates.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 
@@ -396,18 +396,20 @@ double length_penalty(int64_t length, double alpha) {
 
 void check_search_options(const SearchOptions& options) {
   if (options.beam_size < 1)
-    throw Error("beam_size must be at least 1, got " + std::to_string(options.beam_size));
+    throw OptionError("beam_size", "{beam_size} must be at least 1, got " +
+                                       std::to_string(options.beam_size));
   if (options.num_return < 1 || options.num_return > options.beam_size)
-    throw Error("the number of beams to return must be in 1..beam_size (" +
-                std::to_string(options.beam_size) + "), got " + std::to_string(options.num_return));
+    throw OptionError("n_best", "the number of hypotheses to return ({n_best}) must be in "
+                                "1..{beam_size} (" + std::to_string(options.beam_size) +
+                                    "), got " + std::to_string(options.num_return));
   if (options.sampling.random && options.beam_size > 1)
-    throw Error("random sampling decodes greedily only (beam_size 1, as in T2T), got beam_size " +
-                std::to_string(options.beam_size));
+    throw OptionError("beam_size", "random sampling decodes greedily only ({beam_size} 1, as in "
+                                   "T2T), got {beam_size} " + std::to_string(options.beam_size));
   if (!(options.patience >= 0) || !std::isfinite(options.patience))
-    throw Error("patience must be a finite number >= 0 (0: T2T's stopping test alone), got " +
-                std::to_string(options.patience));
+    throw OptionError("patience", "{patience} must be a finite number >= 0 (0: T2T's stopping "
+                                  "test alone), got " + std::to_string(options.patience));
   if (!(options.sampling.temperature >= 0))
-    throw Error("the sampling temperature must be >= 0");
+    throw OptionError("sampling_temp", "the sampling temperature ({sampling_temp}) must be >= 0");
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,

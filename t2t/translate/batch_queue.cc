@@ -1,14 +1,14 @@
-#include "t2t/serve/batch_queue.h"
+#include "t2t/translate/batch_queue.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "t2t/decode/decode_batches.h"
+#include "t2t/translate/decode_batches.h"
 
 namespace t2t {
 
 PendingRequest::PendingRequest(std::vector<std::vector<int64_t>> sources, SearchOptions search,
-                               std::shared_ptr<const ServingModel> model)
+                               std::shared_ptr<const LoadedModel> model)
     : sources_(std::move(sources)),
       search_(search),
       model_(std::move(model)),

@@ -1,4 +1,4 @@
-#include "t2t/decode/top_candidates.h"
+#include "t2t/search/top_candidates.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -1,8 +1,9 @@
-// Dynamic batching for the server: sentences of concurrent requests wait in
-// one queue, and each decoding worker takes the next batch from it, formed
-// from sentences that share a model and search options and are close in
-// length. Requests are answered when their last sentence is decoded. Kept
-// free of LibTorch: it routes ids and texts only.
+// Dynamic batching for Translator's shared queue (t2t-serve's requests,
+// Python's threads): sentences of concurrent callers wait in one queue, and
+// each decoding worker takes the next batch from it, formed from sentences
+// that share a model and search options and are close in length. Requests
+// are answered when their last sentence is decoded. Kept free of LibTorch:
+// it routes ids and texts only.
 #pragma once
 
 #include <chrono>
@@ -15,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "t2t/decode/search_options.h"
-#include "t2t/decode/translation.h"
+#include "t2t/search/search_options.h"
+#include "t2t/translate/translation.h"
 
 namespace t2t {
 
-struct ServingModel;  // model_holder.h; only compared and carried here
+struct LoadedModel;  // translator.h; only compared and carried here
 
 struct BatchPolicy {
   int64_t max_batch_size = 32;  // sentences in one batch
@@ -40,11 +41,11 @@ class PendingRequest {
   // Sources with no ids or EOS alone are answered at once with an empty
   // text, as the decoder does, and never queued.
   PendingRequest(std::vector<std::vector<int64_t>> sources, SearchOptions search,
-                 std::shared_ptr<const ServingModel> model);
+                 std::shared_ptr<const LoadedModel> model);
 
   const std::vector<std::vector<int64_t>>& sources() const { return sources_; }
   const SearchOptions& search() const { return search_; }
-  const std::shared_ptr<const ServingModel>& model() const { return model_; }
+  const std::shared_ptr<const LoadedModel>& model() const { return model_; }
   // Indices of the sources that need decoding.
   const std::vector<size_t>& queued() const { return queued_; }
 
@@ -62,7 +63,7 @@ class PendingRequest {
  private:
   std::vector<std::vector<int64_t>> sources_;
   SearchOptions search_;
-  std::shared_ptr<const ServingModel> model_;
+  std::shared_ptr<const LoadedModel> model_;
   std::vector<size_t> queued_;
   mutable std::mutex mutex_;
   std::condition_variable done_;
@@ -79,7 +80,7 @@ struct BatchItem {
 
 // Sentences to decode together: one model, one set of search options.
 struct SentenceBatch {
-  std::shared_ptr<const ServingModel> model;
+  std::shared_ptr<const LoadedModel> model;
   SearchOptions search;
   std::vector<BatchItem> items;
   int64_t waited_us = 0;  // how long its oldest sentence waited

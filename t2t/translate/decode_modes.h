@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "t2t/decode/translation.h"
+#include "t2t/translate/translation.h"
 
 namespace t2t {
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/parallel_batches.h"
+#include "t2t/translate/parallel_batches.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/run_hparams.h"
+#include "t2t/translate/run_hparams.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "t2t/decode/decode_options.h"
+#include "t2t/translate/decode_options.h"
 
 #include <algorithm>
 

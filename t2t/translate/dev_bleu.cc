@@ -1,4 +1,4 @@
-#include "t2t/decode/dev_bleu.h"
+#include "t2t/translate/dev_bleu.h"
 
 #include <filesystem>
 
@@ -6,8 +6,8 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
-#include "t2t/decode/decode_modes.h"
-#include "t2t/decode/decoder.h"
+#include "t2t/translate/decode_modes.h"
+#include "t2t/translate/decoder.h"
 #include "t2t/metrics/sacrebleu.h"
 
 namespace t2t {

@@ -17,9 +17,9 @@
 #include "t2t/core/hparams.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
-#include "t2t/decode/beam_search.h"
-#include "t2t/decode/decode_options.h"
-#include "t2t/decode/translation.h"
+#include "t2t/search/beam_search.h"
+#include "t2t/translate/decode_options.h"
+#include "t2t/translate/translation.h"
 
 namespace t2t {
 
@@ -136,47 +136,5 @@ class Decoder {
   mutable std::mutex counts_mutex_;
   DecodeCounts counts_;
 };
-
-// A trained model ready to decode, and where it came from.
-struct LoadedModel {
-  std::shared_ptr<T2TModel> model;
-  FeatureEncoders encoders;
-  std::string checkpoint;
-  int64_t step = 0;
-  bool int8_checkpoint = false;  // its weights were saved in int8
-};
-
-// Builds `model_name` from `hparams` and the problem's vocabularies in
-// data_dir, and loads `checkpoint_path` (a file, or a run directory meaning
-// its latest) or else the latest checkpoint of output_dir, onto `device`:
-// t2t's (float, or int8 for the CPU: int8_checkpoint.h) or T2T's.
-// Throws t2t::Error naming what is missing, or (from load_checkpoint) what
-// does not match the hparams.
-LoadedModel load_for_decoding(const Problem& problem, const std::string& model_name,
-                              const HParams& hparams, const std::string& data_dir,
-                              const std::string& output_dir, const std::string& checkpoint_path,
-                              const torch::Device& device);
-
-// --quantize: "none", "int8" (CPU only) or "bf16". Throws t2t::Error naming the
-// flag for another value or for int8 on another device; call it before
-// loading anything.
-void check_quantize_mode(const std::string& mode, const torch::Device& device);
-
-// Readies a loaded model for decoding: applies a --quantize mode
-// check_quantize_mode() accepted (a model loaded from an int8 checkpoint,
-// int8_checkpoint.h, stays int8 under "none" and "int8", and refuses
-// "bf16"), then lays the float CPU weights out for their kernels
-// (T2TModel::pack_for_inference), and gives back the memory decoding will
-// not read: the pages of the weights so packed, and (on a thread of idle
-// priority) those of the libraries' code that only start-up ran
-// (mapped_file.h). With `cuda_graphs` (--cuda_graphs, a check_cuda_graphs()
-// accepted), the model decodes at static shapes and replays each shape's
-// step as a CUDA graph (T2TModel::set_static_decoding). Throws t2t::Error
-// naming the flag when the model (or this LibTorch) cannot.
-void prepare_for_decoding(T2TModel& model, const std::string& quantize, bool cuda_graphs = false);
-
-// --cuda_graphs: refused (t2t::Error naming the flag) on a device other
-// than CUDA; call it before loading anything.
-void check_cuda_graphs(bool cuda_graphs, const torch::Device& device);
 
 }  // namespace t2t

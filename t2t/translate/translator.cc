@@ -1,0 +1,286 @@
+#include "t2t/translate/translator.h"
+
+#include <ATen/Parallel.h>
+
+#include <filesystem>
+#include <numeric>
+#include <thread>
+
+#include "t2t/checkpoint/checkpoint.h"
+#include "t2t/core/error.h"
+#include "t2t/core/logging.h"
+#include "t2t/core/runtime.h"
+#include "t2t/core/stopwatch.h"
+#include "t2t/io/tf_checkpoint.h"
+#include "t2t/model/t2t_model.h"
+#include "t2t/translate/batch_workers.h"
+#include "t2t/translate/decoder.h"
+#include "t2t/translate/model_loading.h"
+#include "t2t/translate/parallel_batches.h"
+#include "t2t/translate/score_file.h"
+
+namespace t2t {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The newest checkpoint in the directory of `serving`'s ("" when none).
+std::string newest_beside(const LoadedModel& serving) {
+  std::string dir = fs::path(serving.checkpoint).parent_path().string();
+  if (dir.empty()) dir = ".";
+  // t2t's checkpoints, else those of a T2T run (model.ckpt-N, TensorFlow's).
+  const std::string newest = latest_checkpoint(dir);
+  return newest.empty() ? find_tf_checkpoint(dir) : newest;
+}
+
+// Whether `checkpoint` is the file `serving` came from, however its path
+// was spelled (with ./ or through a symbolic link).
+bool is_serving(const LoadedModel& serving, const std::string& checkpoint) {
+  std::error_code ec;
+  return fs::path(checkpoint) == fs::path(serving.checkpoint) ||
+         fs::equivalent(checkpoint, serving.checkpoint, ec);
+}
+
+}  // namespace
+
+// The shared queue and the workers that decode its batches.
+struct Translator::Queue {
+  Queue(const BatchPolicy& policy, const c10::Device& device, int requested_workers)
+      : queue(policy), threads(at::get_num_threads()) {
+    // As t2t-decoder decodes a file: on the CPU batches side by side, one a
+    // LibTorch thread by default; on a GPU one at a time. Counted here, on
+    // the thread that built the translator: OpenMP's thread count is per
+    // thread, and a caller's (an HTTP handler's) may differ.
+    workers = device.is_cpu() ? parallel_batches(requested_workers, threads, int64_t{1} << 40) : 1;
+  }
+  BatchQueue queue;
+  const int threads;
+  int workers = 1;
+  std::mutex start_mutex;
+  OnBatch on_batch;
+  std::unique_ptr<BatchWorkers> running;  // started on first submit
+};
+
+Translator::Translator(TranslatorOptions options, Load when)
+    : options_(std::move(options)),
+      device_(resolve_device(options_.device)),
+      queue_(std::make_unique<Queue>(options_.batching, device_,
+                                     options_.decoding.parallel_batches)) {
+  check_quantization(options_.quantize, device_);
+  check_cuda_graphs(options_.cuda_graphs, device_);
+  problem_ = create_problem(options_.problem);
+  if (when == Load::kNow) load();
+}
+
+Translator::Translator(TranslatorOptions options, std::shared_ptr<T2TModel> model,
+                       FeatureEncoders encoders)
+    : options_(std::move(options)),
+      device_(resolve_device(options_.device)),
+      queue_(std::make_unique<Queue>(options_.batching, device_,
+                                     options_.decoding.parallel_batches)) {
+  check_quantization(options_.quantize, device_);
+  check_cuda_graphs(options_.cuda_graphs, device_);
+  if (!options_.problem.empty()) problem_ = create_problem(options_.problem);
+  LoadedModel loaded;
+  loaded.model = std::move(model);
+  loaded.model->to(device_);
+  loaded.model->eval();
+  loaded.encoders = std::move(encoders);
+  auto ready_model = ready(std::move(loaded));
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  current_ = std::move(ready_model);
+}
+
+Translator::~Translator() {
+  close_queue();
+  join_workers();
+}
+
+std::shared_ptr<const LoadedModel> Translator::ready(LoadedModel loaded) const {
+  prepare_model(*loaded.model, options_.quantize, options_.cuda_graphs);
+  if (loaded.encoders.inputs && loaded.encoders.targets)
+    loaded.decoder = std::make_shared<Decoder>(loaded.model, loaded.encoders.inputs,
+                                               loaded.encoders.targets, options_.decoding,
+                                               device_);
+  return std::make_shared<const LoadedModel>(std::move(loaded));
+}
+
+std::shared_ptr<const LoadedModel> Translator::load_checkpoint(const std::string& checkpoint) const {
+  const Stopwatch clock;
+  auto loaded = ready(load_model(*problem_, options_.model, options_.hparams, options_.data_dir,
+                                 options_.output_dir, checkpoint, device_));
+  if (options_.warm_up) {
+    spdlog::info("loaded {} (step {}) in {:.1f} s", loaded->checkpoint, loaded->step,
+                 clock.seconds());
+    // Before the model serves: its first requests then take no longer than
+    // the later ones.
+    spdlog::info("warmed up on synthetic batches of 1 to {} sentences in {:.2f} s",
+                 options_.decoding.batch_size, loaded->decoder->warm_up());
+  }
+  return loaded;
+}
+
+void Translator::load() {
+  auto loaded = load_checkpoint(options_.checkpoint);
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  current_ = std::move(loaded);
+}
+
+ReloadResult Translator::reload() {
+  std::lock_guard<std::mutex> reloading(reload_mutex_);
+  const auto serving = current();
+  if (!serving) throw Error("no model is loaded yet");
+  ReloadResult result;
+  result.previous_step = serving->step;
+  const std::string newest = newest_beside(*serving);
+  if (newest.empty())
+    throw Error("no checkpoint (model.ckpt-N.pt, or T2T's model.ckpt-N) left beside " +
+                serving->checkpoint + ", which is still serving");
+  if (is_serving(*serving, newest)) {
+    result.checkpoint = newest;
+    result.step = serving->step;
+    return result;
+  }
+  std::shared_ptr<const LoadedModel> fresh;
+  try {
+    fresh = load_checkpoint(newest);
+  } catch (const std::exception& e) {
+    throw Error("could not load " + newest + ", still serving " + serving->checkpoint +
+                " (step " + std::to_string(serving->step) + "): " + e.what());
+  }
+  result.reloaded = true;
+  result.checkpoint = fresh->checkpoint;
+  result.step = fresh->step;
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  current_ = std::move(fresh);
+  return result;
+}
+
+std::string Translator::newer_checkpoint() const {
+  const auto serving = current();
+  if (!serving) return "";
+  const std::string newest = newest_beside(*serving);
+  return newest.empty() || is_serving(*serving, newest) ? "" : newest;
+}
+
+std::shared_ptr<const LoadedModel> Translator::current() const {
+  std::lock_guard<std::mutex> lock(current_mutex_);
+  return current_;
+}
+
+std::shared_ptr<const LoadedModel> Translator::require_current() const {
+  auto model = current();
+  if (!model) throw Error("no model is loaded yet");
+  if (!model->decoder)
+    throw Error("this translator's model has no vocabularies: it translates ids only");
+  return model;
+}
+
+std::vector<std::vector<int64_t>> Translator::encode(Decoder& decoder,
+                                                     const std::vector<std::string>& texts) const {
+  std::vector<std::vector<int64_t>> sources;
+  sources.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i)
+    sources.push_back(decoder.encode_source(texts[i], "text " + std::to_string(i)));
+  return sources;
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& texts,
+                                               const SearchRequest& request,
+                                               std::optional<int64_t> batch_size) {
+  const auto model = require_current();
+  const SearchOptions search = apply_search_request(model->decoder->options().search, request);
+  if (batch_size && *batch_size < 1)
+    throw OptionError("max_batch_size", "{max_batch_size} must be at least 1, not " +
+                                            std::to_string(*batch_size));
+  auto sources = encode(*model->decoder, texts);
+  const int64_t shared = queue_->queue.policy().max_batch_size;
+  const int64_t batch = batch_size.value_or(shared);
+  if (static_cast<int64_t>(sources.size()) >= batch || batch != shared) {
+    // Enough for full batches of its own, or batches of another size than
+    // the queue forms: batched as t2t-decoder batches a file, which int8
+    // needs for t2t-decoder's very outputs (its activations are quantized
+    // per batch).
+    return model->decoder->translate(sources, search, batch);
+  }
+  // A few sentences: they wait for other callers' to share a batch, as
+  // t2t-serve's requests do.
+  auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model);
+  if (submit(pending) != BatchQueue::Admission::kQueued)
+    throw Error("the translator is closing and takes no more sentences");
+  if (!pending->wait()) throw Error(pending->error());
+  return pending->translations();
+}
+
+DecodeOutcome Translator::translate_file(const std::string& source, const std::string& target,
+                                         const ProgressFn& progress) {
+  return decode_file(*require_current()->decoder, source, target, progress);
+}
+
+int64_t Translator::translate_stream(std::istream& in, std::ostream& out) {
+  return decode_interactively(*require_current()->decoder, in, out);
+}
+
+DecodeOutcome Translator::translate_dev_split(const std::string& decodes_path) {
+  return decode_dev_split(*require_current()->decoder, *problem_, options_.data_dir, decodes_path);
+}
+
+std::vector<double> Translator::score(const std::vector<std::string>& sources,
+                                      const std::vector<std::string>& targets) {
+  if (sources.size() != targets.size())
+    throw Error(std::to_string(sources.size()) + " sources but " +
+                std::to_string(targets.size()) + " targets: score() takes pairs");
+  const auto model = require_current();
+  const auto source_ids = encode(*model->decoder, sources);
+  std::vector<std::vector<int64_t>> target_ids;
+  target_ids.reserve(targets.size());
+  for (const std::string& t : targets) target_ids.push_back(model->decoder->encode_target(t));
+  // As --score_file: a pair needs both sides.
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (source_ids[i].empty() || target_ids[i].empty())
+      throw Error("pair " + std::to_string(i + 1) + " has an empty " +
+                  (source_ids[i].empty() ? "source" : "target") +
+                  "; every pair needs both sides");
+  return model->decoder->score(source_ids, target_ids);
+}
+
+std::vector<double> Translator::score_file(const std::string& path) {
+  return t2t::score_file(*require_current()->decoder, path);
+}
+
+void Translator::on_batch(OnBatch observer) {
+  std::lock_guard<std::mutex> lock(queue_->start_mutex);
+  queue_->on_batch = std::move(observer);
+}
+
+BatchQueue::Admission Translator::submit(const std::shared_ptr<PendingRequest>& request) {
+  {
+    std::lock_guard<std::mutex> lock(queue_->start_mutex);
+    if (!queue_->running)
+      queue_->running = std::make_unique<BatchWorkers>(queue_->queue, queue_->workers,
+                                                       queue_->threads, queue_->on_batch);
+  }
+  return queue_->queue.submit(request);
+}
+
+int Translator::queue_workers() const { return queue_->workers; }
+
+int64_t Translator::queue_depth() const { return queue_->queue.depth(); }
+
+void Translator::close_queue() { queue_->queue.close(); }
+
+int64_t Translator::cancel_waiting(const std::string& why) {
+  return queue_->queue.cancel_waiting(why);
+}
+
+void Translator::join_workers() {
+  std::unique_ptr<BatchWorkers> workers;
+  {
+    std::lock_guard<std::mutex> lock(queue_->start_mutex);
+    workers = std::move(queue_->running);
+  }
+  if (workers) workers->join();
+}
+
+}  // namespace t2t

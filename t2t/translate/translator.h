@@ -1,0 +1,149 @@
+// The one way into translating with a trained model. t2t-decoder,
+// t2t-serve, t2t-translate-all, t2t-avg-all, the Python t2t.Translator and
+// the decoding benchmark all build a Translator from TranslatorOptions and
+// call it: it checks the options, loads the checkpoint and readies it
+// (quantization, packed weights, CUDA graphs), swaps in newer checkpoints
+// while callers translate, and keeps the queue in which concurrent callers'
+// sentences share batches.
+//
+// Each call works on the model that was current when it began (current()):
+// a reload never changes a translation midway, and the old model is freed
+// when its last caller is done.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t2t/data/problem.h"
+#include "t2t/translate/batch_queue.h"
+#include "t2t/translate/decode_modes.h"
+#include "t2t/translate/search_request.h"
+#include "t2t/translate/translator_options.h"
+
+namespace t2t {
+
+class Decoder;
+class T2TModel;
+
+// A checkpoint loaded and ready to translate, and where it came from.
+struct LoadedModel {
+  std::shared_ptr<T2TModel> model;
+  FeatureEncoders encoders;
+  std::string checkpoint;  // the file (or T2T's prefix) it was read from
+  int64_t step = 0;
+  bool int8_checkpoint = false;  // its weights were saved in int8
+  // Text in, text out over `model`; set once the model is ready.
+  std::shared_ptr<Decoder> decoder;
+};
+
+struct ReloadResult {
+  bool reloaded = false;  // false: the newest checkpoint is the one loaded
+  std::string checkpoint;
+  int64_t step = 0;
+  int64_t previous_step = 0;
+};
+
+class Translator {
+ public:
+  enum class Load { kNow, kLater };
+
+  // Checks the options (OptionError naming the one at fault: quantize,
+  // cuda_graphs, device) and builds the problem; with
+  // Load::kNow also loads the checkpoint they name (load()).
+  explicit Translator(TranslatorOptions options, Load when = Load::kNow);
+  // A model the caller built (the decoding benchmark's untrained one),
+  // readied as a loaded one is. `encoders` may be empty: then only ids can
+  // be translated (current()->model with the search).
+  Translator(TranslatorOptions options, std::shared_ptr<T2TModel> model, FeatureEncoders encoders);
+  // Closes the queue and waits for its workers.
+  ~Translator();
+  // How many batches of the shared queue are decoded side by side.
+  int queue_workers() const;
+  Translator(const Translator&) = delete;
+  Translator& operator=(const Translator&) = delete;
+
+  // Loads the checkpoint the options name. Throws t2t::Error naming what is
+  // missing or does not match the hparams.
+  void load();
+  // Loads the newest checkpoint of the directory the current one is in,
+  // unless it is the current one, and swaps it in. On failure throws
+  // t2t::Error saying why, and the current model stays. One at a time.
+  ReloadResult reload();
+  // The newest checkpoint beside the current one when it is another file,
+  // else "": what reload() would load now.
+  std::string newer_checkpoint() const;
+
+  // The model to use now; null before a load succeeded.
+  std::shared_ptr<const LoadedModel> current() const;
+  const TranslatorOptions& options() const { return options_; }
+  c10::Device device() const { return device_; }
+  const Problem& problem() const { return *problem_; }
+
+  // --- whole inputs, batched longest first as t2t-decoder batches a file ---
+
+  // Translates `texts` with the request's search, one Translation per text
+  // in their order. A list of at least a batch, or one asking for another
+  // batch size than the queue's, is batched on its own; a shorter one waits
+  // in the shared queue for other callers' sentences. Safe from several
+  // threads at once.
+  std::vector<Translation> translate(const std::vector<std::string>& texts,
+                                     const SearchRequest& request = {},
+                                     std::optional<int64_t> batch_size = std::nullopt);
+  // decode_modes.h's three ways with the current model: a file, lines on a
+  // stream answered at once, and the problem's dev split.
+  DecodeOutcome translate_file(const std::string& source, const std::string& target,
+                               const ProgressFn& progress = nullptr);
+  int64_t translate_stream(std::istream& in, std::ostream& out);
+  DecodeOutcome translate_dev_split(const std::string& decodes_path);
+  // Teacher-forced log-probabilities of targets[i] given sources[i]
+  // (Decoder::score); a pair needs both sides.
+  std::vector<double> score(const std::vector<std::string>& sources,
+                            const std::vector<std::string>& targets);
+  // t2t-decoder --score_file (score_file.h).
+  std::vector<double> score_file(const std::string& path);
+
+  // --- the shared queue (t2t-serve's requests, Python's threads) ---
+
+  using OnBatch = std::function<void(int64_t sentences, int64_t output_tokens)>;
+  // Called after each batch the queue's workers decode; set it before the
+  // first submit().
+  void on_batch(OnBatch observer);
+  // Queues a request encoded for current(): its sentences share batches
+  // with other callers' (same model and search) and it is answered through
+  // PendingRequest::wait(). Starts the workers on first use.
+  BatchQueue::Admission submit(const std::shared_ptr<PendingRequest>& request);
+  int64_t queue_depth() const;
+  // No more submissions; what is queued is still decoded.
+  void close_queue();
+  // Fails every request still waiting (not those being decoded) with `why`.
+  int64_t cancel_waiting(const std::string& why);
+  // After close_queue(): waits for the workers to finish what is queued.
+  void join_workers();
+
+ private:
+  std::shared_ptr<const LoadedModel> ready(LoadedModel loaded) const;
+  std::shared_ptr<const LoadedModel> load_checkpoint(const std::string& checkpoint) const;
+  std::shared_ptr<const LoadedModel> require_current() const;
+  std::vector<std::vector<int64_t>> encode(Decoder& decoder,
+                                           const std::vector<std::string>& texts) const;
+
+  TranslatorOptions options_;
+  c10::Device device_;
+  std::shared_ptr<const Problem> problem_;
+  std::mutex reload_mutex_;
+  mutable std::mutex current_mutex_;
+  std::shared_ptr<const LoadedModel> current_;
+
+  struct Queue;  // the queue and its workers, started on first submit()
+  std::unique_ptr<Queue> queue_;
+};
+
+}  // namespace t2t
