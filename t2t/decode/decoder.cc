@@ -210,7 +210,7 @@ double Decoder::warm_up() {
   const int64_t vocab = std::max<int64_t>(1, input_encoder_->vocab_size() - 2);
   // Batches of the sizes a server forms, every one up to 8 and then an
   // eighth apart (as the row counts the kernels are compiled for: see
-  // models/onednn_linear.h), at a short and a usual source length (the
+  // t2t/kernels/onednn_linear.h), at a short and a usual source length (the
   // encoder's row counts are batch x length); ids past the reserved ones
   // (PAD, EOS).
   std::vector<int64_t> sizes;

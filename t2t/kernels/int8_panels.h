@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "models/panel_prefetch.h"
+#include "t2t/kernels/panel_prefetch.h"
 #include "t2t/model/int8_weights.h"
 
 namespace t2t {

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "models/int8_panels.h"
+#include "t2t/kernels/int8_panels.h"
 #include "t2t/model/int8_weights.h"
 
 namespace t2t {

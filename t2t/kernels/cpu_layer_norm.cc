@@ -1,4 +1,4 @@
-#include "models/cpu_layer_norm.h"
+#include "t2t/kernels/cpu_layer_norm.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

@@ -1,4 +1,4 @@
-#include "models/dropout.h"
+#include "t2t/kernels/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>

@@ -1,4 +1,4 @@
-#include "models/decode_attention.h"
+#include "t2t/kernels/decode_attention.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
