@@ -14,7 +14,6 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/allocator.h"
-#include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/decode/decode_batches.h"
@@ -23,6 +22,7 @@
 #include "t2t/decode/score.h"
 #include "t2t/io/mapped_file.h"
 #include "t2t/io/tf_checkpoint.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"

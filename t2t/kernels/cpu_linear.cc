@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/kernels/onednn_linear.h"
 #include "t2t/kernels/panel_prefetch.h"
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include "t2t/core/fast_math.h"
 #include "t2t/core/hash.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

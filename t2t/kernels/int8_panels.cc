@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/kernels/panel_prefetch.h"
 
 namespace t2t {
