@@ -15,7 +15,7 @@
 #include <string>
 
 #include "t2t/kernels/int8_panels.h"
-#include "t2t/model/int8_weights.h"
+#include "t2t/kernels/int8_weights.h"
 
 namespace t2t {
 

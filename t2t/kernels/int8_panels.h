@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "t2t/kernels/int8_weights.h"
 #include "t2t/kernels/panel_prefetch.h"
-#include "t2t/model/int8_weights.h"
 
 namespace t2t {
 
