@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "models/onednn_linear.h"
 #include "t2t/core/error.h"
+#include "t2t/kernels/onednn_linear.h"
 #include "t2t/model/skip_init.h"
 
 namespace t2t {

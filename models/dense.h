@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "models/cpu_linear.h"
-#include "models/int8_linear.h"
+#include "t2t/kernels/cpu_linear.h"
+#include "t2t/kernels/int8_linear.h"
 
 namespace t2t {
 

@@ -1,9 +1,9 @@
 #include "models/transformer.h"
 
-#include "models/decode_attention.h"
-#include "models/dropout.h"
-#include "models/onednn_linear.h"
 #include "models/transformer_static_decoding.h"
+#include "t2t/kernels/decode_attention.h"
+#include "t2t/kernels/dropout.h"
+#include "t2t/kernels/onednn_linear.h"
 
 #include <algorithm>
 #include <atomic>

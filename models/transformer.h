@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "models/int8_linear.h"
 #include "models/transformer_layers.h"
 #include "t2t/core/hparams.h"
+#include "t2t/kernels/int8_linear.h"
 #include "t2t/model/t2t_model.h"
 
 namespace t2t {

@@ -1,8 +1,8 @@
 #include "models/transformer_layers.h"
 
-#include "models/cpu_layer_norm.h"
-#include "models/decode_attention.h"
-#include "models/dropout.h"
+#include "t2t/kernels/cpu_layer_norm.h"
+#include "t2t/kernels/decode_attention.h"
+#include "t2t/kernels/dropout.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// The CPU kernels of one decoding step (models/decode_attention.h) against
+// The CPU kernels of one decoding step (t2t/kernels/decode_attention.h) against
 // scaled_dot_product_attention, and the Transformer's slot-table caches
 // against caches reordered in place.
 #include <torch/torch.h>
@@ -7,7 +7,7 @@
 
 #include <limits>
 
-#include "models/decode_attention.h"
+#include "t2t/kernels/decode_attention.h"
 #include "tests/test_util.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"

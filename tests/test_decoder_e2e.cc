@@ -11,9 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "models/int8_linear.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/file_util.h"
+#include "t2t/kernels/int8_linear.h"
 #include "tests/sample_run.h"
 #include "tests/test_util.h"
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "models/dense.h"
-#include "models/int8_linear.h"
-#include "models/int8_panels.h"
+#include "t2t/kernels/int8_linear.h"
+#include "t2t/kernels/int8_panels.h"
 #include "models/transformer.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "models/dropout.h"
 #include "models/transformer.h"
 #include "models/transformer_tf_names.h"
 #include "t2t/core/hparams.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/batching.h"
 #include "t2t/io/tf_checkpoint.h"
+#include "t2t/kernels/dropout.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/tf_adam_state.h"

@@ -229,7 +229,7 @@ TEST_CASE("reorder_state selects and drops sentences", "[model]") {
 
   // Dropping finished sentences shrinks the state's rows. (In eval mode on
   // the CPU the self-attention caches keep their slots: rows read them
-  // through a table; models/decode_attention.h.)
+  // through a table; t2t/kernels/decode_attention.h.)
   model->reorder_state(*state, torch::tensor({1}, torch::kLong));
   CHECK(state->batch_size() == 1);
   CHECK(state->encoder_padding.size(0) == 1);

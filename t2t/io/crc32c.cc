@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <nmmintrin.h>

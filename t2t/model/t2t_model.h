@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "t2t/model/int8_weights.h"
+#include "t2t/kernels/int8_weights.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {

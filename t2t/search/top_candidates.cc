@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "t2t/core/cpu_features.h"
 #include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
@@ -14,6 +13,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/distributed/communicator.h"
 #include "t2t/distributed/gradient_reducer.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/train/fused_adam.h"
 #include "t2t/train/loss.h"

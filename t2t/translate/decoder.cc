@@ -14,7 +14,6 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/allocator.h"
-#include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/translate/decode_batches.h"
@@ -23,6 +22,7 @@
 #include "t2t/search/score.h"
 #include "t2t/io/mapped_file.h"
 #include "t2t/io/tf_checkpoint.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"
@@ -210,7 +210,7 @@ double Decoder::warm_up() {
   const int64_t vocab = std::max<int64_t>(1, input_encoder_->vocab_size() - 2);
   // Batches of the sizes a server forms, every one up to 8 and then an
   // eighth apart (as the row counts the kernels are compiled for: see
-  // models/onednn_linear.h), at a short and a usual source length (the
+  // t2t/kernels/onednn_linear.h), at a short and a usual source length (the
   // encoder's row counts are batch x length); ids past the reserved ones
   // (PAD, EOS).
   std::vector<int64_t> sizes;

@@ -1,4 +1,4 @@
-#include "models/int8_panels.h"
+#include "t2t/kernels/int8_panels.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "models/panel_prefetch.h"
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
+#include "t2t/kernels/panel_prefetch.h"
 
 namespace t2t {
 namespace {

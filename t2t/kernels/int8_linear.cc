@@ -1,4 +1,4 @@
-#include "models/int8_linear.h"
+#include "t2t/kernels/int8_linear.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>

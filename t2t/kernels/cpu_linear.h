@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "models/panel_prefetch.h"
-#include "models/weight_stamp.h"
+#include "t2t/kernels/panel_prefetch.h"
+#include "t2t/kernels/weight_stamp.h"
 
 namespace t2t {
 

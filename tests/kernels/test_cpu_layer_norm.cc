@@ -1,4 +1,4 @@
-// Layer normalization for CPU inference (models/cpu_layer_norm.h): T2T's
+// Layer normalization for CPU inference (t2t/kernels/cpu_layer_norm.h): T2T's
 // arithmetic, LibTorch's results up to rounding, each row on its own.
 // LibTorch first: its logging header defines CHECK too, and Catch's must win.
 #include <torch/torch.h>
@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/cpu_layer_norm.h"
 #include "models/transformer_layers.h"
+#include "t2t/kernels/cpu_layer_norm.h"
 #include "tests/test_util.h"
 
 TEST_CASE("the CPU layer norm equals LibTorch's up to rounding, whatever the rows",

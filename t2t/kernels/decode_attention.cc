@@ -1,4 +1,4 @@
-#include "models/decode_attention.h"
+#include "t2t/kernels/decode_attention.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -13,9 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "t2t/core/cpu_features.h"
 #include "t2t/core/error.h"
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/cpu_features.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

@@ -1,9 +1,9 @@
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/fast_math.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 
 namespace t2t {
 

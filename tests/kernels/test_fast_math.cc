@@ -1,4 +1,4 @@
-// The numeric helpers of the CPU kernels (t2t/core/fast_math.h): each
+// The numeric helpers of the CPU kernels (t2t/kernels/fast_math.h): each
 // vectorized version against a plain loop.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/fast_math.h"
 
 TEST_CASE("block maxima: every kernel this CPU runs gives the plain loop's", "[fast_math]") {
   const auto kernels = t2t::block_maxima_kernels();

@@ -1,4 +1,4 @@
-#include "models/cpu_layer_norm.h"
+#include "t2t/kernels/cpu_layer_norm.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "t2t/core/cpu_features.h"
-#include "t2t/core/fast_math.h"
+#include "t2t/kernels/cpu_features.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/dropout.h"
+#include "t2t/kernels/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include "t2t/core/fast_math.h"
 #include "t2t/core/hash.h"
+#include "t2t/kernels/fast_math.h"
 
 namespace t2t {
 namespace {

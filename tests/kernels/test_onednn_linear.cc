@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "models/cpu_linear.h"
 #include "models/dense.h"
-#include "models/onednn_linear.h"
+#include "t2t/kernels/cpu_linear.h"
+#include "t2t/kernels/onednn_linear.h"
 #include "tests/test_util.h"
 
 TEST_CASE("the oneDNN linear op equals at::linear up to rounding", "[onednn]") {

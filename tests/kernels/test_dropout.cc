@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/dropout.h"
+#include "t2t/kernels/dropout.h"
 
 namespace {
 

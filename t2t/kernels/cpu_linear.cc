@@ -1,4 +1,4 @@
-#include "models/cpu_linear.h"
+#include "t2t/kernels/cpu_linear.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "models/onednn_linear.h"
-#include "models/panel_prefetch.h"
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
+#include "t2t/kernels/onednn_linear.h"
+#include "t2t/kernels/panel_prefetch.h"
 
 namespace t2t {
 namespace {

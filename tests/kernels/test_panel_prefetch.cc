@@ -1,4 +1,4 @@
-// Reading weight panels ahead (models/panel_prefetch.h): taken once the
+// Reading weight panels ahead (t2t/kernels/panel_prefetch.h): taken once the
 // packed weights alive outgrow the L3 cache, and then the products give the
 // same bits as without it.
 // LibTorch first: its logging header defines CHECK too, and Catch's must win.
@@ -10,10 +10,10 @@
 #include <set>
 #include <vector>
 
-#include "models/cpu_linear.h"
-#include "models/int8_linear.h"
-#include "models/panel_prefetch.h"
-#include "models/int8_panels.h"
+#include "t2t/kernels/cpu_linear.h"
+#include "t2t/kernels/int8_linear.h"
+#include "t2t/kernels/panel_prefetch.h"
+#include "t2t/kernels/int8_panels.h"
 #include "tests/test_util.h"
 
 namespace {

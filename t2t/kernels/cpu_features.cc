@@ -1,4 +1,4 @@
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 
 namespace t2t {
 

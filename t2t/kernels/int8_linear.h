@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "models/int8_panels.h"
-#include "t2t/model/int8_weights.h"
+#include "t2t/kernels/int8_panels.h"
+#include "t2t/kernels/int8_weights.h"
 
 namespace t2t {
 

@@ -1,4 +1,4 @@
-#include "models/onednn_linear.h"
+#include "t2t/kernels/onednn_linear.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "models/panel_prefetch.h"
-#include "t2t/model/int8_weights.h"
+#include "t2t/kernels/int8_weights.h"
+#include "t2t/kernels/panel_prefetch.h"
 
 namespace t2t {
 

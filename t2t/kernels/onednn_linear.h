@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "models/weight_stamp.h"
+#include "t2t/kernels/weight_stamp.h"
 
 namespace t2t {
 

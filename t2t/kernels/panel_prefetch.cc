@@ -1,4 +1,4 @@
-#include "models/panel_prefetch.h"
+#include "t2t/kernels/panel_prefetch.h"
 
 #include <unistd.h>
 
