@@ -9,7 +9,7 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/allocator.h"
-#include "t2t/core/cpu_features.h"
+#include "t2t/kernels/cpu_features.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
