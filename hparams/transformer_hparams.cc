@@ -1,6 +1,6 @@
 #include "hparams/transformer_hparams.h"
 
-#include "hparams/common_hparams.h"
+#include "t2t/model/common_hparams.h"
 
 namespace t2t {
 

@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"

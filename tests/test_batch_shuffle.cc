@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hparams/common_hparams.h"
+#include "t2t/model/common_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/io/example.h"

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <set>
 
-#include "hparams/common_hparams.h"
+#include "t2t/model/common_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/search/beam_search.h"

@@ -1,5 +1,5 @@
 // T2T hparams that t2t carries but does not read as T2T does
-// (hparams/honoured_hparams.h): every set's values pass, values that would
+// (t2t/model/honoured_hparams.h): every set's values pass, values that would
 // be ignored are refused, the ones that change nothing are said; and
 // activation_dtype's mixed precision, in the library and through the tools.
 #include <torch/torch.h>
@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/model/t2t_model.h"

@@ -51,7 +51,7 @@ std::string required(const cxxopts::ParseResult& flags, const std::string& name,
 // saved hparams.yaml with --hparams_file and --hparams on top, or, without
 // one, --hparams_set (then required) resolved the same way. Throws
 // UsageError for a value the model would not honour
-// (hparams/honoured_hparams.h), and for activation_dtype other than float32
+// (t2t/model/honoured_hparams.h), and for activation_dtype other than float32
 // asked for here: decoding computes in float32.
 HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output_dir);
 

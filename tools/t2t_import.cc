@@ -7,7 +7,7 @@
 #include <iostream>
 #include <string>
 
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <thread>
 
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"

@@ -15,7 +15,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
 #include "t2t/core/string_util.h"
-#include "t2t/cuda/cuda_rng.h"
+#include "t2t/core/cuda_rng_entry_points.h"
 
 namespace t2t {
 

@@ -6,7 +6,7 @@
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
-#include "t2t/cuda/cuda_graph.h"
+#include "t2t/core/cuda_graph_entry_points.h"
 
 namespace t2t {
 namespace {

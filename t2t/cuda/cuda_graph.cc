@@ -1,5 +1,5 @@
-// libt2t_cuda.so's CUDA graphs (cuda_graph.h).
-#include "t2t/cuda/cuda_graph.h"
+// libt2t_cuda.so's CUDA graphs (t2t/core/cuda_graph_entry_points.h).
+#include "t2t/core/cuda_graph_entry_points.h"
 
 #include <ATen/cuda/CUDAGraph.h>
 

@@ -1,9 +1,9 @@
-// libt2t_cuda.so's CUDA generator state (cuda_rng.h).
+// libt2t_cuda.so's CUDA generator state (t2t/core/cuda_rng_entry_points.h).
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 
 #include <mutex>
 
-#include "t2t/cuda/cuda_rng.h"
+#include "t2t/core/cuda_rng_entry_points.h"
 
 extern "C" __attribute__((visibility("default"))) void t2t_cuda_rng_state(int device,
                                                                            at::Tensor* out) {

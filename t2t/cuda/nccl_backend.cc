@@ -1,11 +1,11 @@
-// libt2t_cuda.so's NCCL process group (cuda_module.h).
+// libt2t_cuda.so's NCCL process group (t2t/distributed/nccl_entry_point.h).
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #ifdef T2T_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
 #include "t2t/core/error.h"
-#include "t2t/cuda/cuda_module.h"
+#include "t2t/distributed/nccl_entry_point.h"
 
 extern "C" __attribute__((visibility("default"))) void t2t_make_nccl_backend(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,

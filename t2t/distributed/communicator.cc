@@ -19,7 +19,7 @@
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
-#include "t2t/cuda/cuda_module.h"
+#include "t2t/distributed/nccl_entry_point.h"
 #include "t2t/distributed/network_address.h"
 
 namespace t2t {

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "hparams/common_hparams.h"
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/common_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"

@@ -1,4 +1,4 @@
-#include "hparams/common_hparams.h"
+#include "t2t/model/common_hparams.h"
 
 namespace t2t {
 
@@ -6,7 +6,7 @@ namespace t2t {
 // reads are carried, under T2T's names, so T2T command lines keep working.
 // A few are carried for T2T's sake but not read as T2T reads them (dropout,
 // symbol_modality_num_shards, weight_dtype, activation_dtype):
-// hparams/honoured_hparams.cc says which of their values are honoured, and
+// t2t/model/honoured_hparams.cc says which of their values are honoured, and
 // refuses the others.
 HParams basic_params1() {
   HParams hp;

@@ -1,6 +1,7 @@
-// The entry points of libt2t_cuda.so, t2t's code that calls LibTorch's CUDA
-// half (its random generator state: cuda_rng.h). libt2t reaches them through cuda_module_symbol() (cuda_loader.h)
-// once the CUDA half is loaded; nothing links against the module.
+// The entry point of libt2t_cuda.so that makes NCCL process groups, which
+// the communicator (communicator.cc) reaches through cuda_module_symbol()
+// (t2t/core/cuda_loader.h) once LibTorch's CUDA half is loaded; nothing
+// links against the module.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>

@@ -1,4 +1,4 @@
-#include "hparams/honoured_hparams.h"
+#include "t2t/model/honoured_hparams.h"
 
 #include <algorithm>
 

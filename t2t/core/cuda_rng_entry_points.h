@@ -1,6 +1,6 @@
-// libt2t_cuda.so's entry points for the CUDA random generator, kept apart
-// from cuda_module.h so that libt2t's checkpoint code reaches them without
-// c10d's headers.
+// libt2t_cuda.so's entry points for the CUDA random generator, which
+// libt2t's checkpoint code reaches through cuda_module_symbol()
+// (cuda_loader.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
