@@ -14,7 +14,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/search/beam_search.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/model_loading.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "tests/random_batch.h"

@@ -199,7 +199,7 @@ HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output
   try {
     check_decoding_hparams(hp, flags["model"].as<std::string>());
   } catch (const Error& e) {
-    throw UsageError(e.what());
+    throw usage_error(e);
   }
   return hp;
 }
@@ -224,6 +224,12 @@ std::string flag_spelling(const std::string& option) {
 }
 
 std::string flag_message(const OptionError& e) { return e.render(flag_spelling); }
+
+UsageError usage_error(const Error& e) {
+  if (const auto* option = dynamic_cast<const OptionError*>(&e))
+    return UsageError(flag_message(*option));
+  return UsageError(e.what());
+}
 
 std::unique_ptr<Translator> make_translator(const cxxopts::ParseResult& flags,
                                             TranslatorOptions options, Translator::Load when) {

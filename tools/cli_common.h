@@ -31,6 +31,10 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A library error met while reading the command line, as a UsageError: an
+// OptionError in the command line's words (flag_message), else as it is.
+UsageError usage_error(const Error& e);
+
 // A flag a command does not read: one of the shared groups' that it has no
 // use for, or one of T2T's that its T2T namesake takes and users pass out of
 // habit. run() accepts it on the command line only to refuse it (exit status

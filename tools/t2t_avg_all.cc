@@ -3,6 +3,8 @@
 // --min_steps steps) or an explicit list, once; with --wait_minutes, again
 // each time training writes a new checkpoint, as T2T's does, until none
 // has come for that long.
+#include <ATen/core/Tensor.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>

@@ -102,7 +102,7 @@ int decode(const cxxopts::ParseResult& flags) {
     options.search.sampling = t2t::sampling_options(hp, flags["random_seed"].as<uint64_t>());
     if (score_path.empty()) t2t::check_sampling_search(options.search);
   } catch (const t2t::Error& e) {
-    throw t2t::cli::UsageError(e.what());
+    throw t2t::cli::usage_error(e);
   }
 
   const std::string from_file = flags["decode_from_file"].as<std::string>();

@@ -26,6 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using t2t::cli::UsageError;
+using t2t::cli::usage_error;
 
 void add_import_flags(cxxopts::Options& options) {
   using cxxopts::value;
@@ -75,7 +76,7 @@ int import_checkpoint(const cxxopts::ParseResult& flags) {
   try {
     t2t::check_honoured_hparams(hp, model_name);
   } catch (const t2t::Error& e) {
-    throw UsageError(e.what());
+    throw usage_error(e);
   }
 
   const auto problem = t2t::create_problem(problem_name);

@@ -16,6 +16,7 @@
 namespace {
 
 using t2t::cli::UsageError;
+using t2t::cli::usage_error;
 
 void add_server_flags(cxxopts::Options& options) {
   using cxxopts::value;
@@ -139,7 +140,7 @@ int serve(const cxxopts::ParseResult& flags) {
                        "decodes with the argmax or beam search: use t2t-decoder "
                        "--decode_hparams=beam_size=1 to sample, or leave sampling_method at argmax");
   } catch (const t2t::Error& e) {
-    throw UsageError(e.what());
+    throw usage_error(e);
   }
   options.problem = problem_name;
   options.model = model_name;

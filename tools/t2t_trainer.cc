@@ -195,7 +195,7 @@ int train(const cxxopts::ParseResult& flags) {
     // Checked here; the training step applies it and says when the hparam decided.
     t2t::effective_mixed_precision(hp, o.mixed_precision);
   } catch (const t2t::Error& e) {
-    throw t2t::cli::UsageError(e.what());
+    throw t2t::cli::usage_error(e);
   }
   const int worker_gpu = flags["worker_gpu"].as<int>();
   if (worker_gpu < 1) throw t2t::cli::UsageError("--worker_gpu must be >= 1");
@@ -221,7 +221,7 @@ int train(const cxxopts::ParseResult& flags) {
   try {
     t2t::check_train_options(o);
   } catch (const t2t::Error& e) {
-    throw t2t::cli::UsageError(e.what());
+    throw t2t::cli::usage_error(e);
   }
   // SIGINT/SIGTERM stop training after the current step with a checkpoint
   // (exit status 0); a second one stops at once. An evaluate-only run keeps

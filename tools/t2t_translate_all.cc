@@ -15,6 +15,7 @@
 namespace {
 
 using t2t::cli::UsageError;
+using t2t::cli::usage_error;
 
 void add_translate_all_flags(cxxopts::Options& options) {
   using cxxopts::value;
@@ -78,7 +79,7 @@ t2t::DecodeOptions decode_options(const cxxopts::ParseResult& flags) {
   try {
     options = t2t::decode_options(dp);
   } catch (const t2t::Error& e) {
-    throw UsageError(e.what());
+    throw usage_error(e);
   }
   options.parallel_batches = flags["parallel_batches"].as<int>();
   if (options.parallel_batches < 0) throw UsageError("--parallel_batches must be >= 0");
@@ -105,7 +106,7 @@ int translate_all(const cxxopts::ParseResult& flags) {
   try {
     search.sampling = t2t::sampling_options(options.hparams, flags["random_seed"].as<uint64_t>());
   } catch (const t2t::Error& e) {
-    throw UsageError(e.what());
+    throw usage_error(e);
   }
   if (search.sampling.random && search.beam_size > 1)
     throw UsageError("hparam sampling_method=random samples in greedy decoding only, as in T2T: "

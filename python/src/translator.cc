@@ -22,14 +22,6 @@ namespace py = pybind11;
 
 namespace t2t::python {
 
-namespace {
-
-// Errors of the library name options as it knows them (beam_size,
-// quantize); the keyword arguments spell them the same way.
-[[noreturn]] void rethrow_option(const OptionError& e) { throw Error(e.render(nullptr)); }
-
-}  // namespace
-
 Translator::Translator(const std::string& output_dir, const std::string& data_dir,
                        const std::string& problem_name, const std::string& model,
                        const std::string& hparams_set, const std::string& hparams,
@@ -87,14 +79,12 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
   request.alpha = alpha;
   request.n_best = n_best;
   request.patience = patience;
+  // Errors name the options as the library does (OptionError::what()),
+  // which is how the keyword arguments spell them.
   std::vector<Translation> results;
-  try {
-    // Checked before the GIL is let go, and before anything is queued.
-    apply_search_request(translator_->current()->decoder->options().search, request);
+  {
     py::gil_scoped_release release;
     results = translator_->translate(texts, request, max_batch_size);
-  } catch (const OptionError& e) {
-    rethrow_option(e);
   }
   py::list out;
   for (const Translation& t : results) {

@@ -34,7 +34,7 @@ class Translator {
                             const std::vector<std::string>& targets);
 
   int64_t step() const { return translator_->current()->step; }
-  const std::string& checkpoint() const { return translator_->current()->checkpoint; }
+  std::string checkpoint() const { return translator_->current()->checkpoint; }
   const std::string& device() const { return device_; }
   // The model itself, for state_dict().
   std::shared_ptr<T2TModel> model() const { return translator_->current()->model; }

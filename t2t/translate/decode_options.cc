@@ -4,6 +4,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/translate/search_request.h"
 
 namespace t2t {
 
@@ -39,12 +40,14 @@ DecodeOptions decode_options(const HParams& dp) {
   // Keys T2T has whose effect this decoder does not implement: refuse a
   // changed value rather than ignore it.
   if (dp.get_float("eos_penalty") != 0.0)
-    throw Error("--decode_hparams eos_penalty is not supported by t2t-decoder; leave it at 0");
+    throw OptionError("eos_penalty", "{eos_penalty} is not supported by t2t's decoder; leave it "
+                                     "at 0");
   if (dp.get_float("min_length_ratio") != 0.0)
-    throw Error("--decode_hparams min_length_ratio is not supported by t2t-decoder; leave it at 0");
+    throw OptionError("min_length_ratio", "{min_length_ratio} is not supported by t2t's decoder; "
+                                          "leave it at 0");
   if (dp.get_bool("skip_eos_postprocess"))
-    throw Error("--decode_hparams skip_eos_postprocess is not supported by t2t-decoder; outputs "
-                "always stop at EOS");
+    throw OptionError("skip_eos_postprocess", "{skip_eos_postprocess} is not supported by t2t's "
+                                              "decoder; outputs always stop at EOS");
 
   DecodeOptions o;
   o.search.beam_size = dp.get_int("beam_size");
@@ -52,29 +55,29 @@ DecodeOptions decode_options(const HParams& dp) {
   o.search.extra_length = dp.get_int("extra_length");
   o.search.batch_decode_length = dp.get_bool("batch_decode_length");
   if (o.search.beam_size < 1)
-    throw Error("--decode_hparams beam_size must be at least 1, got " +
-                std::to_string(o.search.beam_size));
+    throw OptionError("beam_size", "{beam_size} must be at least 1, got " +
+                                       std::to_string(o.search.beam_size));
   o.search.patience = dp.get_float("patience");
   if (!(o.search.patience >= 0) || o.search.patience > 1000)
-    throw Error("--decode_hparams patience must be 0 (T2T's stopping test alone) or a positive "
-                "number of beams' worth of ended hypotheses such as 1 or 2, got " +
-                std::to_string(o.search.patience));
+    throw OptionError("patience", "{patience} must be 0 (T2T's stopping test alone) or a positive "
+                                  "number of beams' worth of ended hypotheses such as 1 or 2, got " +
+                                      std::to_string(o.search.patience));
   if (o.search.extra_length < 0)
-    throw Error("--decode_hparams extra_length must be >= 0, got " +
-                std::to_string(o.search.extra_length));
+    throw OptionError("extra_length", "{extra_length} must be >= 0, got " +
+                                          std::to_string(o.search.extra_length));
   o.return_beams = dp.get_bool("return_beams");
   o.write_beam_scores = dp.get_bool("write_beam_scores");
   if (o.write_beam_scores && !o.return_beams)
-    spdlog::warn("--decode_hparams write_beam_scores only applies with return_beams=true (as in "
+    spdlog::warn("decode hparam write_beam_scores only applies with return_beams=true (as in "
                  "T2T); no scores will be written");
   // As T2T: all beams are wanted, so the search may not stop once the best
-  // one is settled.
-  o.search.num_return = o.return_beams ? o.search.beam_size : 1;
-  o.search.stop_early = !o.return_beams;
+  // one is settled (return_hypotheses says how).
+  return_hypotheses(o.search, o.return_beams ? o.search.beam_size : 1);
 
   const int64_t batch = dp.get_int("batch_size");
-  if (batch < 0) throw Error("--decode_hparams batch_size must be >= 0 (0: 32), got " +
-                             std::to_string(batch));
+  if (batch < 0)
+    throw OptionError("batch_size", "{batch_size} must be >= 0 (0: 32), got " +
+                                        std::to_string(batch));
   o.batch_size = batch == 0 ? 32 : batch;
 
   // The model's max_length limits training examples, not what it may
@@ -82,10 +85,10 @@ DecodeOptions decode_options(const HParams& dp) {
   const int64_t limit = dp.get_int("max_input_size");
   o.max_input_length = std::max<int64_t>(0, limit);
   if (o.max_input_length == 1)
-    throw Error("an input limit of 1 token leaves room for EOS only; raise --decode_hparams "
-                "max_input_size");
+    throw OptionError("max_input_size", "an input limit of 1 token leaves room for EOS only; raise "
+                                        "{max_input_size}");
   o.delimiter = dp.get_string("delimiter");
-  if (o.delimiter.empty()) throw Error("--decode_hparams delimiter must not be empty");
+  if (o.delimiter.empty()) throw OptionError("delimiter", "{delimiter} must not be empty");
   o.num_samples = dp.get_int("num_samples");
   o.log_results = dp.get_bool("log_results");
   return o;
@@ -111,9 +114,10 @@ SamplingOptions sampling_options(const HParams& hp, uint64_t seed) {
 
 void check_sampling_search(const SearchOptions& search) {
   if (search.sampling.random && search.beam_size > 1)
-    throw Error("hparam sampling_method=random samples in greedy decoding only, as in T2T, but "
-                "beam_size is " + std::to_string(search.beam_size) + ": add --decode_hparams="
-                "beam_size=1, or leave sampling_method at argmax for beam search");
+    throw OptionError("beam_size", "hparam sampling_method=random samples in greedy decoding only, "
+                                   "as in T2T, but {beam_size} is " +
+                                       std::to_string(search.beam_size) + ": set {beam_size}=1, "
+                                       "or leave sampling_method at argmax for beam search");
 }
 
 }  // namespace t2t

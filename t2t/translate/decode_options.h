@@ -34,8 +34,8 @@ struct DecodeOptions {
 // max_input_size's default: inputs of more tokens (EOS included) are cut.
 constexpr int64_t kDefaultMaxInputSize = 1024;
 
-// From --decode_hparams (T2T's names). Throws
-// t2t::Error for values this decoder cannot honour, naming the key.
+// From decode hparams (T2T's names, --decode_hparams on the command line).
+// Throws OptionError for values this decoder cannot honour, naming the key.
 //  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
 //  - return_beams returns beam_size hypotheses and, as T2T, turns
 //    stop_early off: a sentence then runs until all its beams are settled,
@@ -53,8 +53,8 @@ DecodeOptions decode_options(const HParams& decode_hparams);
 // hparam for a value out of range.
 SamplingOptions sampling_options(const HParams& model_hparams, uint64_t seed);
 
-// Refuses search settings that do not go together, naming the flags to
-// change: random sampling with beam_size > 1 (T2T samples only when it
+// Refuses search settings that do not go together (OptionError naming
+// beam_size): random sampling with beam_size > 1 (T2T samples only when it
 // decodes greedily).
 void check_sampling_search(const SearchOptions& search);
 

@@ -99,7 +99,7 @@ std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::st
       std::lock_guard<std::mutex> lock(counts_mutex_);
       ++counts_.truncated;
     }
-    spdlog::warn("{}: {} tokens, more than --decode_hparams max_input_size={} (EOS included); "
+    spdlog::warn("{}: {} tokens, more than the decode hparam max_input_size={} (EOS included); "
                  "decoding the first {} only (max_input_size=-1 decodes inputs whole)",
                  where, ids.size(), limit, limit - 1);
     ids.resize(limit - 1);

@@ -18,6 +18,7 @@
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/text/text_encoder.h"
 #include "t2t/translate/int8_checkpoint.h"
 
 namespace t2t {
