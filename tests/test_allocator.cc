@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "t2t/core/allocator.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/error.h"
 #include "t2t/core/file_util.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 using t2t::test::TempDir;

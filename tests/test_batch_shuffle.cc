@@ -15,7 +15,7 @@
 #include "t2t/data/batch_reader.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::Batch;
 using t2t::BatchReader;

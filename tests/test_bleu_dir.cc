@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "t2t/io/tfrecord.h"
-#include "tests/background_process.h"
-#include "tests/test_util.h"
+#include "tests/support/background_process.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "t2t/metrics/sacrebleu.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 using t2t::test::TempDir;

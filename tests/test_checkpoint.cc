@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "t2t/checkpoint/checkpoint.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::TempDir;
 

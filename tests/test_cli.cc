@@ -10,7 +10,7 @@
 
 #include "t2t/core/hparams.h"
 #include "t2t/data/problem.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 

@@ -26,9 +26,9 @@
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/train_step.h"
-#include "tests/adam_pair.h"
-#include "tests/random_batch.h"
-#include "tests/test_util.h"
+#include "tests/support/adam_pair.h"
+#include "tests/support/random_batch.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 using t2t::test::TempDir;

@@ -13,7 +13,7 @@
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/runtime.h"
 #include "t2t/distributed/nccl_entry_point.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace {
 

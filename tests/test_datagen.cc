@@ -11,7 +11,7 @@
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -11,7 +11,7 @@
 #include "t2t/data/disk_space.h"
 #include "t2t/data/problem.h"
 #include "t2t/data/samples.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -7,8 +7,8 @@
 
 #include "t2t/data/problem.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/datagen_test_util.h"
-#include "tests/test_util.h"
+#include "tests/support/datagen_test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

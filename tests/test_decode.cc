@@ -22,7 +22,7 @@
 #include "t2t/search/top_candidates.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/random_batch.h"
+#include "tests/support/random_batch.h"
 
 using t2t::Hypothesis;
 using t2t::SearchOptions;

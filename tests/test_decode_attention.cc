@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "t2t/kernels/decode_attention.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
 #include "t2t/search/beam_search.h"

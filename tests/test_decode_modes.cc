@@ -25,7 +25,7 @@
 #include "t2t/io/tfrecord.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::TempDir;
 

@@ -20,8 +20,8 @@
 #include "t2t/search/sampling.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/sample_run.h"
-#include "tests/test_util.h"
+#include "tests/support/sample_run.h"
+#include "tests/support/test_util.h"
 
 using t2t::SamplingOptions;
 using t2t::SearchOptions;

@@ -14,8 +14,8 @@
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/file_util.h"
 #include "t2t/kernels/int8_linear.h"
-#include "tests/sample_run.h"
-#include "tests/test_util.h"
+#include "tests/support/sample_run.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::read_lines;

@@ -23,8 +23,8 @@
 #include "t2t/model/t2t_model.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/train_step.h"
-#include "tests/random_batch.h"
-#include "tests/test_util.h"
+#include "tests/support/random_batch.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -4,7 +4,7 @@
 
 #include "t2t/io/event_writer.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 using t2t::test::TempDir;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "t2t/core/file_util.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::read_lines;

@@ -19,9 +19,9 @@
 
 #include "t2t/core/runtime.h"
 #include "t2t/distributed/launcher.h"
-#include "tests/background_process.h"
-#include "tests/test_util.h"
-#include "tests/torchrun_util.h"
+#include "tests/support/background_process.h"
+#include "tests/support/test_util.h"
+#include "tests/support/torchrun_util.h"
 
 using Catch::Contains;
 using t2t::test::BackgroundProcess;

@@ -13,7 +13,7 @@
 #include "t2t/core/hparams.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/train/train_step.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::HParams;
 using t2t::test::run_command;

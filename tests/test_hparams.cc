@@ -8,7 +8,7 @@
 #include "t2t/core/file_util.h"
 #include "t2t/core/hparams.h"
 #include "t2t/translate/decode_options.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::HParams;
 

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t2t/core/module_loader.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

@@ -22,7 +22,7 @@
 #include "t2t/model/skip_init.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace {
 

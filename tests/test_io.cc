@@ -20,7 +20,7 @@
 #include "t2t/io/download.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

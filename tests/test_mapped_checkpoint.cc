@@ -22,7 +22,7 @@
 #include "t2t/checkpoint/mapped_archive.h"
 #include "t2t/core/error.h"
 #include "t2t/io/mapped_file.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::TempDir;
 

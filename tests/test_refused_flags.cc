@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::run_command;
 

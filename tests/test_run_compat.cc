@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/sample_run.h"
+#include "tests/support/sample_run.h"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include "t2t/search/score.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/sample_run.h"
-#include "tests/random_batch.h"
-#include "tests/test_util.h"
+#include "tests/support/sample_run.h"
+#include "tests/support/random_batch.h"
+#include "tests/support/test_util.h"
 
 using t2t::test::read_lines;
 using t2t::test::run_command;

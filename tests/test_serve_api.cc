@@ -10,7 +10,7 @@
 #include "t2t/serve/api_keys.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/translate_api.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 using t2t::ApiError;
 using t2t::parse_translate_request;

@@ -19,10 +19,10 @@
 #include <thread>
 
 #include "t2t/core/runtime.h"
-#include "tests/sample_run.h"
-#include "tests/serve_process.h"
-#include "tests/t2t_fixture.h"
-#include "tests/test_util.h"
+#include "tests/support/sample_run.h"
+#include "tests/support/serve_process.h"
+#include "tests/support/t2t_fixture.h"
+#include "tests/support/test_util.h"
 
 using nlohmann::json;
 using t2t::test::read_lines;

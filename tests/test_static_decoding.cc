@@ -17,8 +17,8 @@
 #include "t2t/translate/decoder.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
-#include "tests/random_batch.h"
-#include "tests/test_util.h"
+#include "tests/support/random_batch.h"
+#include "tests/support/test_util.h"
 
 using t2t::SearchOptions;
 using t2t::test::padded_ids;

@@ -13,7 +13,7 @@
 #include "t2t/train/fused_adam.h"
 #include "t2t/train/step_stats.h"
 #include "t2t/train/train_step.h"
-#include "tests/random_batch.h"
+#include "tests/support/random_batch.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "t2t/train/loss.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace {
 

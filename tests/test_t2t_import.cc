@@ -21,8 +21,8 @@
 #include "t2t/io/tf_checkpoint_writer.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/tf_adam_state.h"
-#include "tests/t2t_fixture.h"
-#include "tests/test_util.h"
+#include "tests/support/t2t_fixture.h"
+#include "tests/support/test_util.h"
 
 using Catch::Contains;
 using t2t::test::read_lines;

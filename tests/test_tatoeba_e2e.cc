@@ -13,7 +13,7 @@
 #include <fstream>
 #include <regex>
 
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -18,7 +18,7 @@
 #include "t2t/core/file_util.h"
 #include "t2t/io/crc32c.h"
 #include "t2t/io/tf_checkpoint.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

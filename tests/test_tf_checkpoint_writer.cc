@@ -16,8 +16,8 @@
 #include "t2t/io/sstable.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/io/tf_checkpoint_writer.h"
-#include "tests/t2t_fixture.h"
-#include "tests/test_util.h"
+#include "tests/support/t2t_fixture.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

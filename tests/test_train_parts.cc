@@ -12,7 +12,7 @@
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/smoothed_xent_cpu.h"
-#include "tests/adam_pair.h"
+#include "tests/support/adam_pair.h"
 
 using Catch::Contains;
 

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "t2t/checkpoint/checkpoint.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -30,8 +30,8 @@
 #include "t2t/core/hparams.h"
 #include "t2t/core/runtime.h"
 #include "t2t/model/t2t_model.h"
-#include "tests/background_process.h"
-#include "tests/test_util.h"
+#include "tests/support/background_process.h"
+#include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
 using t2t::test::run_command;

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "t2t/checkpoint/checkpoint.h"
-#include "tests/background_process.h"
-#include "tests/test_util.h"
-#include "tests/torchrun_util.h"
+#include "tests/support/background_process.h"
+#include "tests/support/test_util.h"
+#include "tests/support/torchrun_util.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;

@@ -18,7 +18,7 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/io/tfrecord.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace t2t::test {
 

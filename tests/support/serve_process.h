@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "tests/background_process.h"
+#include "tests/support/background_process.h"
 
 namespace t2t::test {
 
