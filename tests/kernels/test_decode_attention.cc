@@ -8,17 +8,16 @@
 #include <limits>
 
 #include "t2t/kernels/decode_attention.h"
+#include "tests/support/tensor_compare.h"
 #include "tests/support/test_util.h"
 #include "models/transformer.h"
 #include "t2t/core/hparams.h"
 #include "t2t/search/beam_search.h"
 #include "t2t/text/text_encoder.h"
 
-namespace {
+using t2t::test::max_diff;
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+namespace {
 
 // A small Transformer without dropout, so that train() and eval() compute
 // the same function by different paths; vocabulary of 30.

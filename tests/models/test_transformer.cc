@@ -10,10 +10,12 @@
 #include "t2t/core/hparams.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/t2t_model.h"
+#include "tests/support/tensor_compare.h"
 
 using t2t::FeatureInfo;
 using t2t::HParams;
 using t2t::Transformer;
+using t2t::test::max_diff;
 
 namespace {
 
@@ -47,10 +49,6 @@ torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
     for (int64_t c = 0; c < width; ++c) out[r][c] = rows[r][c];
   }
   return out;
-}
-
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
 }
 
 int64_t parameter_count(const torch::nn::Module& m) {
