@@ -15,12 +15,14 @@
 #include "t2t/data/batch_reader.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
+#include "tests/support/batch_compare.h"
 #include "tests/support/test_util.h"
 
 using t2t::Batch;
 using t2t::BatchReader;
 using t2t::ReaderOptions;
 using t2t::ReaderState;
+using t2t::test::same_batch;
 
 namespace {
 
@@ -51,12 +53,6 @@ std::vector<int64_t> ids(const Batch& b) {
   std::vector<int64_t> out;
   for (int64_t r = 0; r < b.size(); ++r) out.push_back(b.targets[r][0].item<int64_t>() - 1000);
   return out;
-}
-
-bool same_batch(const Batch& a, const Batch& b) {
-  return a.inputs.sizes() == b.inputs.sizes() && a.targets.sizes() == b.targets.sizes() &&
-         a.inputs.equal(b.inputs) && a.targets.equal(b.targets) &&
-         a.input_tokens == b.input_tokens && a.target_tokens == b.target_tokens;
 }
 
 ReaderOptions training(int64_t batch_shuffle, int64_t shuffle_buffer = 16) {

@@ -14,6 +14,7 @@
 #include "t2t/data/batch_reader.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
+#include "tests/support/batch_compare.h"
 #include "tests/support/test_util.h"
 
 using t2t::Batch;
@@ -21,6 +22,7 @@ using t2t::BatchingScheme;
 using t2t::BatchReader;
 using t2t::ReaderOptions;
 using t2t::ReaderState;
+using t2t::test::same_batch;
 
 namespace {
 
@@ -103,12 +105,6 @@ std::vector<int64_t> check_batch(const Batch& b, const Corpus& c, bool reversed 
   REQUIRE(b.input_tokens == in_tokens);
   REQUIRE(b.target_tokens == out_tokens);
   return ids;
-}
-
-bool same_batch(const Batch& a, const Batch& b) {
-  return a.inputs.sizes() == b.inputs.sizes() && a.targets.sizes() == b.targets.sizes() &&
-         a.inputs.equal(b.inputs) && a.targets.equal(b.targets) &&
-         a.input_tokens == b.input_tokens && a.target_tokens == b.target_tokens;
 }
 
 ReaderOptions train_options(uint64_t seed = 1) {
