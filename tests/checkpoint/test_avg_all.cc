@@ -13,6 +13,7 @@
 #include "t2t/core/file_util.h"
 #include "tests/support/test_util.h"
 
+using t2t::test::ckpt;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 namespace fs = std::filesystem;
@@ -50,10 +51,6 @@ t2t::TensorMap save_random(const std::string& dir, int64_t step, int64_t in = 4,
   for (const auto& p : model->named_parameters()) out[p.key()] = p.value().clone();
   for (const auto& b : model->named_buffers()) out[b.key()] = b.value().clone();
   return out;
-}
-
-std::string ckpt(const std::string& dir, int64_t step) {
-  return (fs::path(dir) / ("model.ckpt-" + std::to_string(step) + ".pt")).string();
 }
 
 }  // namespace

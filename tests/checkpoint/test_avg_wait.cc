@@ -13,15 +13,12 @@
 #include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
+using t2t::test::ckpt;
 using t2t::test::CommandResult;
 using t2t::test::run_command;
 using t2t::test::TempDir;
 
 namespace {
-
-std::string ckpt(const std::string& dir, int64_t step) {
-  return (fs::path(dir) / ("model.ckpt-" + std::to_string(step) + ".pt")).string();
-}
 
 // As the trainer writes them: whole, under the final name at once.
 void copy_in(const std::string& from, const std::string& to_dir) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -97,6 +98,11 @@ inline void write_lines(const std::string& path, const std::vector<std::string>&
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream out(path, std::ios::binary);
   for (const auto& l : lines) out << l << "\n";
+}
+
+// The checkpoint file t2t-trainer writes into `dir` at `step`.
+inline std::string ckpt(const std::string& dir, int64_t step) {
+  return (std::filesystem::path(dir) / ("model.ckpt-" + std::to_string(step) + ".pt")).string();
 }
 
 }  // namespace t2t::test
