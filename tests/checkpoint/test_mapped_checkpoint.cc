@@ -24,6 +24,7 @@
 #include "t2t/io/mapped_file.h"
 #include "tests/support/test_util.h"
 
+using t2t::test::file_bytes;
 using t2t::test::TempDir;
 
 namespace {
@@ -60,13 +61,6 @@ std::string mapped_path(const std::string& name) {
       return line.substr(slash);
   }
   return "";
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A checkpoint of a few named tensors, one of `big` floats.

@@ -24,6 +24,8 @@
 
 namespace fs = std::filesystem;
 using Catch::Contains;
+using t2t::test::file_bytes;
+using t2t::test::write_text;
 
 namespace {
 
@@ -49,13 +51,6 @@ class TempDir {
   fs::path path_;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void dump(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << content;
@@ -79,7 +74,7 @@ std::string random_bytes(size_t n, unsigned seed) {
 
 // Flips one bit of the byte at `offset` in a file.
 void flip_byte(const std::string& path, size_t offset) {
-  std::string data = slurp(path);
+  std::string data = file_bytes(path);
   REQUIRE(offset < data.size());
   data[offset] = static_cast<char>(data[offset] ^ 0x40);
   dump(path, data);
@@ -98,11 +93,6 @@ std::string quote(const std::string& s) {
 void sh(const std::string& command) {
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
-}
-
-void make_file(const std::string& path, const std::string& content) {
-  fs::create_directories(fs::path(path).parent_path());
-  dump(path, content);
 }
 
 // Packs `members` of `src` (in this order, directories not recursed into).
@@ -175,7 +165,7 @@ TEST_CASE("TFRecord bytes are TensorFlow's", "[io]") {
   }
   // length 3 | masked CRC of the length | "abc" | masked CRC of "abc",
   // then an empty record, whose payload CRC is the mask of 0.
-  CHECK(slurp(path) == hex_bytes("03 00 00 00 00 00 00 00 b0 99 49 0e 61 62 63 6e 57 f1 21 "
+  CHECK(file_bytes(path) == hex_bytes("03 00 00 00 00 00 00 00 b0 99 49 0e 61 62 63 6e 57 f1 21 "
                                  "00 00 00 00 00 00 00 00 29 03 98 07 d8 ea 82 a2"));
 }
 
@@ -394,16 +384,16 @@ TEST_CASE("extract_archive unpacks a tar.gz", "[io]") {
   TempDir dir;
   const std::string src = dir / "src", dest = dir / "out";
   const std::string big = "beta\n" + random_bytes(100000, 5);
-  make_file(src + "/data/a.txt", "alpha");
-  make_file(src + "/data/sub/b.txt", big);
-  make_file(src + "/c.txt", "");
+  write_text(src + "/data/a.txt", "alpha");
+  write_text(src + "/data/sub/b.txt", big);
+  write_text(src + "/c.txt", "");
   fs::create_directories(src + "/data/empty");
   make_tar_gz(dir / "test.tar.gz", src,
               {"data", "data/a.txt", "data/empty", "data/sub", "data/sub/b.txt", "./c.txt"});
   const auto files = t2t::extract_archive(dir / "test.tar.gz", dest);
   CHECK(files == std::vector<std::string>{"data/a.txt", "data/sub/b.txt", "c.txt"});
-  CHECK(slurp(dest + "/data/a.txt") == "alpha");
-  CHECK(slurp(dest + "/data/sub/b.txt") == big);
+  CHECK(file_bytes(dest + "/data/a.txt") == "alpha");
+  CHECK(file_bytes(dest + "/data/sub/b.txt") == big);
   CHECK(fs::is_directory(dest + "/data/empty"));
   CHECK(fs::is_regular_file(dest + "/c.txt"));
   CHECK(fs::file_size(dest + "/c.txt") == 0);
@@ -416,22 +406,22 @@ TEST_CASE("extract_archive unpacks a tar.gz", "[io]") {
 TEST_CASE("extract_archive unpacks a zip", "[io]") {
   if (!have_command("zip")) T2T_SKIP("no zip command (tools/setup.sh installs it)");
   TempDir dir;
-  make_file(dir / "src/z/one.txt", "one");
-  make_file(dir / "src/two.txt", "two");
+  write_text(dir / "src/z/one.txt", "one");
+  write_text(dir / "src/two.txt", "two");
   sh("cd " + quote(dir / "src") + " && zip -q -r ../t.zip z two.txt");
   auto files = t2t::extract_archive(dir / "t.zip", dir / "out");
   std::sort(files.begin(), files.end());
   CHECK(files == std::vector<std::string>{"two.txt", "z/one.txt"});
-  CHECK(slurp(dir / "out/z/one.txt") == "one");
-  CHECK(slurp(dir / "out/two.txt") == "two");
+  CHECK(file_bytes(dir / "out/z/one.txt") == "one");
+  CHECK(file_bytes(dir / "out/two.txt") == "two");
 }
 
 TEST_CASE("extract_archive refuses entries outside the destination", "[io]") {
   TempDir dir;
   const std::string src = dir / "src", dest = dir / "out";
-  make_file(src + "/ok.txt", "fine");
+  write_text(src + "/ok.txt", "fine");
   SECTION("a '..' entry") {
-    make_file(dir / "evil", "gotcha");
+    write_text(dir / "evil", "gotcha");
     make_tar_gz(dir / "evil.tar.gz", src, {"ok.txt", "../evil"});
     fs::remove(dir / "evil");
     CHECK_THROWS_WITH(t2t::extract_archive(dir / "evil.tar.gz", dest),
@@ -439,8 +429,8 @@ TEST_CASE("extract_archive refuses entries outside the destination", "[io]") {
     CHECK_FALSE(fs::exists(dir / "evil"));
   }
   SECTION("a '..' in the middle") {
-    make_file(dir / "evil", "gotcha");
-    make_file(src + "/a/.keep", "");
+    write_text(dir / "evil", "gotcha");
+    write_text(src + "/a/.keep", "");
     make_tar_gz(dir / "evil.tar.gz", src, {"a/../../evil"});
     fs::remove(dir / "evil");
     CHECK_THROWS_WITH(t2t::extract_archive(dir / "evil.tar.gz", dest), Contains("a/../../evil"));
@@ -448,7 +438,7 @@ TEST_CASE("extract_archive refuses entries outside the destination", "[io]") {
   }
   SECTION("an absolute path") {
     const std::string target = dir / "absolute_evil";
-    make_file(target, "gotcha");
+    write_text(target, "gotcha");
     make_tar_gz(dir / "evil.tar.gz", src, {target});
     fs::remove(target);
     CHECK_THROWS_WITH(t2t::extract_archive(dir / "evil.tar.gz", dest), Contains(target));
@@ -462,7 +452,7 @@ TEST_CASE("extract_archive refuses entries outside the destination", "[io]") {
     const auto files = t2t::extract_archive(dir / "links.tar.gz", dest);
     CHECK(files == std::vector<std::string>{"ok.txt", "good"});
     CHECK(fs::is_symlink(dest + "/good"));
-    CHECK(slurp(dest + "/good") == "fine");
+    CHECK(file_bytes(dest + "/good") == "fine");
     CHECK_FALSE(fs::exists(fs::symlink_status(dest + "/bad")));
     CHECK_FALSE(fs::exists(fs::symlink_status(dest + "/worse")));
   }
@@ -477,9 +467,9 @@ TEST_CASE("extract_archive reports damaged and missing archives", "[io]") {
                       Contains(dir / "junk.tar.gz") && Contains("download it again"));
   }
   SECTION("a truncated tar.gz") {
-    make_file(dir / "src/big.bin", random_bytes(200000, 11));
+    write_text(dir / "src/big.bin", random_bytes(200000, 11));
     make_tar_gz(dir / "full.tar.gz", dir / "src", {"big.bin"});
-    const std::string data = slurp(dir / "full.tar.gz");
+    const std::string data = file_bytes(dir / "full.tar.gz");
     dump(dir / "cut.tar.gz", data.substr(0, data.size() / 2));
     CHECK_THROWS_WITH(t2t::extract_archive(dir / "cut.tar.gz", dest),
                       Contains(dir / "cut.tar.gz") && Contains("download it again"));
@@ -499,8 +489,8 @@ TEST_CASE("extract_archive reports damaged and missing archives", "[io]") {
 TEST_CASE("maybe_extract_archive extracts once", "[io]") {
   TempDir dir;
   const std::string archive = dir / "a.tar.gz", dest = dir / "out";
-  make_file(dir / "src/x.txt", "x");
-  make_file(dir / "src/d/y.txt", "y");
+  write_text(dir / "src/x.txt", "x");
+  write_text(dir / "src/d/y.txt", "y");
   make_tar_gz(archive, dir / "src", {"x.txt", "d/y.txt"});
   const std::vector<std::string> expected = {"x.txt", "d/y.txt"};
   CHECK(t2t::maybe_extract_archive(archive, dest) == expected);
@@ -508,24 +498,24 @@ TEST_CASE("maybe_extract_archive extracts once", "[io]") {
   // A second call leaves the files alone: a local change survives.
   dump(dest + "/x.txt", "changed");
   CHECK(t2t::maybe_extract_archive(archive, dest) == expected);
-  CHECK(slurp(dest + "/x.txt") == "changed");
+  CHECK(file_bytes(dest + "/x.txt") == "changed");
   // A missing file brings the extraction back.
   fs::remove(dest + "/d/y.txt");
   CHECK(t2t::maybe_extract_archive(archive, dest) == expected);
-  CHECK(slurp(dest + "/d/y.txt") == "y");
-  CHECK(slurp(dest + "/x.txt") == "x");
+  CHECK(file_bytes(dest + "/d/y.txt") == "y");
+  CHECK(file_bytes(dest + "/x.txt") == "x");
 }
 
 TEST_CASE("extract_archive_member extracts one file", "[io]") {
   TempDir dir;
   const std::string archive = dir / "m.tar.gz";
-  make_file(dir / "src/corpus/train.en", "hello\n");
-  make_file(dir / "src/corpus/train.zh", "ni hao\n");
+  write_text(dir / "src/corpus/train.en", "hello\n");
+  write_text(dir / "src/corpus/train.zh", "ni hao\n");
   make_tar_gz(archive, dir / "src", {"corpus/train.en", "corpus/train.zh"});
   t2t::extract_archive_member(archive, "corpus/train.zh", dir / "out/zh.txt");
-  CHECK(slurp(dir / "out/zh.txt") == "ni hao\n");
+  CHECK(file_bytes(dir / "out/zh.txt") == "ni hao\n");
   t2t::extract_archive_member(archive, "./corpus/train.en", dir / "en.txt");
-  CHECK(slurp(dir / "en.txt") == "hello\n");
+  CHECK(file_bytes(dir / "en.txt") == "hello\n");
   CHECK_THROWS_WITH(t2t::extract_archive_member(archive, "corpus/train.de", dir / "de.txt"),
                     Contains("'corpus/train.de'") && Contains(archive) &&
                         Contains("did you mean"));
@@ -539,7 +529,7 @@ TEST_CASE("decompress_file gunzips a single file", "[io]") {
   sh("gzip " + quote(dir / "f.txt"));
   REQUIRE(fs::exists(dir / "f.txt.gz"));
   t2t::decompress_file(dir / "f.txt.gz", dir / "out/f.txt");
-  CHECK(slurp(dir / "out/f.txt") == content);
+  CHECK(file_bytes(dir / "out/f.txt") == content);
 }
 
 TEST_CASE("archives are read by a module loaded on first use", "[io]") {
@@ -566,12 +556,12 @@ TEST_CASE("maybe_download fetches a file:// URL once", "[io]") {
   const std::string out_dir = dir / "downloads";
   const std::string path = t2t::maybe_download(out_dir, "data.bin", file_url(src));
   CHECK(path == (fs::path(out_dir) / "data.bin").string());
-  CHECK(slurp(path) == content);
+  CHECK(file_bytes(path) == content);
   CHECK_FALSE(fs::exists(path + ".part"));
   // The second call must not read the source: it is gone now.
   fs::remove(src);
   CHECK(t2t::maybe_download(out_dir, "data.bin", file_url(src)) == path);
-  CHECK(slurp(path) == content);
+  CHECK(file_bytes(path) == content);
 }
 
 TEST_CASE("maybe_download resumes or restarts a partial download", "[io]") {
@@ -585,12 +575,12 @@ TEST_CASE("maybe_download resumes or restarts a partial download", "[io]") {
   SECTION("a .part that is a prefix is continued") {
     dump(dir / "f.bin.part", content.substr(0, 40000));
     const std::string path = t2t::maybe_download(out_dir, "f.bin", file_url(src), quick);
-    CHECK(slurp(path) == content);
+    CHECK(file_bytes(path) == content);
   }
   SECTION("a .part longer than the file is discarded") {
     dump(dir / "f.bin.part", random_bytes(150000, 23));
     const std::string path = t2t::maybe_download(out_dir, "f.bin", file_url(src), quick);
-    CHECK(slurp(path) == content);
+    CHECK(file_bytes(path) == content);
   }
 }
 

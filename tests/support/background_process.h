@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -45,12 +43,7 @@ class BackgroundProcess {
 
   pid_t pid() const { return pid_; }
 
-  std::string log() const {
-    std::ifstream in(log_path_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string log() const { return file_bytes(log_path_); }
 
   // Waits until the log matches `pattern` (true), or the process ends or
   // `timeout_s` passes (false).

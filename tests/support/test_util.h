@@ -1,5 +1,5 @@
 // Helpers shared by the tests: running the built binaries, temporary dirs,
-// skipping a test whose dependency is missing.
+// reading and writing files, skipping a test whose dependency is missing.
 #pragma once
 
 #include <sys/wait.h>
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,20 @@ inline void write_lines(const std::string& path, const std::vector<std::string>&
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream out(path, std::ios::binary);
   for (const auto& l : lines) out << l << "\n";
+}
+
+// The bytes of a file; empty if it cannot be read.
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes `text` to `path` as it is, creating its directory.
+inline void write_text(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
 }
 
 // The checkpoint file t2t-trainer writes into `dir` at `step`.
