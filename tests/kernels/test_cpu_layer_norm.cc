@@ -10,7 +10,7 @@
 
 #include "models/transformer_layers.h"
 #include "t2t/kernels/cpu_layer_norm.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 TEST_CASE("the CPU layer norm equals LibTorch's up to rounding, whatever the rows",
           "[cpu_layer_norm]") {

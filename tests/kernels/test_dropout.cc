@@ -5,12 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include "t2t/kernels/dropout.h"
+#include "tests/support/tensor_compare.h"
+
+using t2t::test::max_diff;
 
 namespace {
-
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
 
 double fraction(const torch::Tensor& mask) {
   return mask.to(torch::kDouble).mean().item<double>();

@@ -13,7 +13,7 @@
 #include "models/dense.h"
 #include "t2t/kernels/cpu_linear.h"
 #include "t2t/kernels/onednn_linear.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 TEST_CASE("the oneDNN linear op equals at::linear up to rounding", "[onednn]") {
   if (!at::hasMKLDNN()) T2T_SKIP("this LibTorch has no oneDNN");

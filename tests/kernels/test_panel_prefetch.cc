@@ -14,7 +14,7 @@
 #include "t2t/kernels/int8_linear.h"
 #include "t2t/kernels/panel_prefetch.h"
 #include "t2t/kernels/int8_panels.h"
-#include "tests/test_util.h"
+#include "tests/support/test_util.h"
 
 namespace {
 

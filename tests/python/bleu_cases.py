@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Expected BLEU values for tests/test_sacrebleu.cc, from the real scorers.
+"""Expected BLEU values for tests/metrics/test_sacrebleu.cc, from the real scorers.
 
   bleu_cases.py sacrebleu   # a Python with sacrebleu 2.x (pip install sacrebleu)
   bleu_cases.py t2t         # a Python with tensor2tensor (see bench/datagen/t2t_reference.py:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scores two files with the reference Python scorers, for test_sacrebleu.cc.
+"""Scores two files with the reference Python scorers, for tests/metrics/test_bleu_tool.cc.
 
   bleu_crosscheck.py sacrebleu HYP REF   # sacreBLEU 2.x: each tokenizer, cased and lowercased
   bleu_crosscheck.py t2t HYP REF         # T2T's bleu_hook, cased and uncased

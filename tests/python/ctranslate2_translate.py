@@ -1,5 +1,5 @@
 """Greedy translation of t2t source ids by a model tools/export_ctranslate2.py
-wrote, printed as ids: the side of tests/test_export_ctranslate2.cc that
+wrote, printed as ids: the side of tests/tools/test_export_ctranslate2.cc that
 CTranslate2 decodes.
 
   ctranslate2_translate.py MODEL_DIR SOURCES_JSON EXTRA_LENGTH OUT_IDS

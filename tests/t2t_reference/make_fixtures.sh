@@ -4,8 +4,8 @@
 # 20 steps of T2T's own trainer on a small transformer_tiny,
 # t2t_expected.py's record of what T2T computes from that checkpoint, and
 # T2T's own greedy decodes of 12 sentences. The equivalence and import tests
-# (tests/test_t2t_equivalence.cc, tests/test_t2t_import.cc) read the result;
-# they need no TensorFlow. (decodes/ of the committed fixture were made by
+# (tests/tools/test_t2t_equivalence.cc, tests/tools/test_t2t_import.cc) read the
+# result; they need no TensorFlow. (decodes/ of the committed fixture were made by
 # that same decoder command on the committed checkpoint.)
 #
 #   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once

@@ -5,7 +5,7 @@
 # usr/), post-norm transformer_base_v1 (layer_postprocess_sequence "dan",
 # inputs, targets and softmax sharing one embedding), 4 steps of T2T's
 # own trainer at small sizes, and T2T's own greedy and beam-4 decodes of 12
-# sentences. tests/test_t2t_import.cc reads it; CI needs no TensorFlow.
+# sentences. tests/tools/test_t2t_import.cc reads it; CI needs no TensorFlow.
 #
 #   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once
 #   T2T_REAL=/tmp/t2t-real tests/t2t_reference/make_shared_fixture.sh

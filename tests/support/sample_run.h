@@ -1,0 +1,50 @@
+// A briefly trained transformer_tiny on the bundled sample, for the
+// end-to-end tests of the binaries that use a trained model (t2t-decoder,
+// t2t-serve): about a second of datagen and 20 training steps.
+#pragma once
+
+#include <string>
+
+#include "tests/support/test_util.h"
+
+namespace t2t::test {
+
+struct SampleRun {
+  TempDir dir;
+  std::string data = dir / "data";
+  std::string run = dir / "run";
+  bool ok = false;
+  std::string log;
+
+  explicit SampleRun(const std::string& tag) : dir(tag) {
+    auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
+    log = r.output;
+    if (r.exit_code != 0) return;
+    r = run_command(trainer("--train_steps=20"));
+    log += r.output;
+    ok = r.exit_code == 0;
+  }
+
+  // t2t-trainer on this run with `extra` flags: --train_steps=N goes on
+  // from the latest checkpoint.
+  std::string trainer(const std::string& extra) const {
+    return "./t2t-trainer --problem=translate_enzh_sample --model=transformer "
+           "--hparams_set=transformer_tiny "
+           "--hparams='batch_size=512,hidden_size=64,filter_size=128,num_heads=2,"
+           "learning_rate_warmup_steps=10' "
+           "--data_dir=" + data + " --output_dir=" + run +
+           " --local_eval_frequency=20 --eval_steps=2 " + extra;
+  }
+
+  // The model flags of t2t-decoder and t2t-serve for this run.
+  std::string model_flags() const {
+    return "--problem=translate_enzh_sample --model=transformer --hparams_set=transformer_tiny "
+           "--data_dir=" + data + " --output_dir=" + run;
+  }
+
+  std::string decoder(const std::string& extra) const {
+    return "./t2t-decoder " + model_flags() + " " + extra;
+  }
+};
+
+}  // namespace t2t::test
