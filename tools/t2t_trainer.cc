@@ -109,7 +109,7 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<bool>()->default_value("true"));
 }
 
-// --eval_bleu: the BLEU of decoding, built here from t2t/decode and handed
+// --eval_bleu: the BLEU of decoding, built here from t2t/translate and handed
 // to the trainer as an extra evaluation (the trainer does not decode).
 t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
                                      const t2t::TrainOptions& o) {

@@ -39,7 +39,7 @@ using EvalMetrics = std::map<std::string, double>;
 
 // Metrics an evaluation adds to the teacher-forced ones, computed by code
 // the trainer does not depend on: BLEU of the decoded dev set, which
-// t2t-trainer builds from t2t/decode and hands over (t2t/train does not
+// t2t-trainer builds from t2t/translate and hands over (t2t/train does not
 // include decoding). Called on the chief at each evaluation with the
 // training model, on its device, under no_grad; it may put the model in
 // eval mode, and the trainer puts it back in train mode afterwards. Returns
