@@ -33,6 +33,7 @@
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
+#include "t2t/train/progress_log.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
@@ -107,46 +108,6 @@ bool crossed(int64_t step, int64_t advanced, int64_t every) {
 // Often enough that a stop or a run of NaNs is acted on within seconds,
 // seldom enough that the GPU never idles for it.
 constexpr int64_t kReportEvery = 10;
-
-// Loss and throughput since the last progress line.
-class ProgressLog {
- public:
-  explicit ProgressLog(int64_t step) : first_step_(step), last_step_(step) {}
-
-  void add(const StepReport& r) {
-    loss_ += r.loss_sum;
-    weight_ += r.tokens;
-    tokens_ += r.input_tokens + r.tokens;
-  }
-
-  // One line (and, on the chief, one event) for the steps since the last.
-  void log(int64_t step, int64_t train_steps, double lr, int world_size, EventWriter* events) {
-    const double secs = std::max(since_log_.seconds(), 1e-9);
-    const double done = step - first_step_;
-    const double left = std::max<int64_t>(0, train_steps - step);
-    const double eta = done > 0 ? since_start_.seconds() / done * left : 0;
-    const double mean = weight_ > 0 ? loss_ / weight_ : 0;
-    const double steps_per_sec = (step - last_step_) / secs;
-    spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s{}, {:.2f} steps/s, elapsed "
-                 "{:.0f} s, ETA {:.0f} s",
-                 step, mean, lr, tokens_ / secs, world_size > 1 ? " (all workers)" : "",
-                 steps_per_sec, since_start_.seconds(), eta);
-    if (events) {
-      events->add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
-                                 {"tokens_per_sec", tokens_ / secs},
-                                 {"global_step/sec", steps_per_sec}});
-      events->flush();
-    }
-    loss_ = weight_ = tokens_ = 0;
-    last_step_ = step;
-    since_log_.restart();
-  }
-
- private:
-  int64_t first_step_, last_step_;
-  double loss_ = 0, weight_ = 0, tokens_ = 0;
-  Stopwatch since_start_, since_log_;
-};
 
 // One call of run_training, cut into the steps it takes in order: build the
 // model, resume from output_dir, bring the workers in line, then evaluate
