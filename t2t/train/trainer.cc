@@ -1,7 +1,6 @@
 #include "t2t/train/trainer.h"
 
 #include <ATen/autocast_mode.h>
-#include <unistd.h>
 #include <torch/torch.h>
 
 #include <array>
@@ -10,21 +9,18 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 
 #include <yaml-cpp/yaml.h>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
-#include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/problem.h"
 #include "t2t/distributed/communicator.h"
-#include "t2t/distributed/network_address.h"
 #include "t2t/io/event_writer.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
@@ -37,6 +33,7 @@
 #include "t2t/train/stop_request.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
+#include "t2t/train/worker_group.h"
 
 namespace t2t {
 
@@ -119,7 +116,8 @@ class TrainingRun {
         hp_(hp),
         worker_(options.worker.value_or(WorkerEnv{})),
         chief_(worker_.rank == 0),
-        device_(options.device) {
+        device_(options.device),
+        workers_(options, worker_) {
     check_train_options(options);
   }
 
@@ -130,7 +128,8 @@ class TrainingRun {
       StopAtOnce setting_up;
       build();
       resume();
-      if (communicator_) synchronize_workers();
+      if (workers_.communicator())
+        workers_.synchronize(step_, *model_, saved_random_states_, latest_);
     }
     log_model();
     if (chief_) open_eval_records();
@@ -146,7 +145,7 @@ class TrainingRun {
     } else {
       train();
     }
-    if (communicator_) communicator_->leave();
+    workers_.leave();
   }
 
  private:
@@ -154,13 +153,7 @@ class TrainingRun {
     problem_ = create_problem(options_.problem);
     FeatureEncoders enc = problem_->feature_encoders(options_.data_dir);
     info_ = FeatureInfo{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
-    if (worker_.world_size > 1) {
-      CommunicatorTimeouts timeouts;
-      timeouts.collective = std::chrono::seconds(options_.collective_timeout_secs);
-      communicator_ = Communicator::connect(worker_, device_, timeouts);
-      spdlog::info("worker {} of {} joined ({} on {})", worker_.rank, worker_.world_size,
-                   communicator_->backend(), options_.device);
-    }
+    workers_.connect(device_);
     model_ = model_registry().get(options_.model)(hp_, info_);
     model_->to(device_);
     optimizer_ = make_optimizer(*model_, hp_);
@@ -264,7 +257,7 @@ class TrainingRun {
   // Dropout on a GPU draws from its CUDA generator: each worker takes up its
   // own saved stream, as it does the CPU's. A checkpoint written on the CPU
   // or by another number of workers leaves it as seeded at start-up
-  // (synchronize_workers() reseeds every generator when the CPU states do
+  // (WorkerGroup::synchronize() reseeds every generator when the CPU states do
   // not fit either).
   void restore_cuda_random_state(const std::vector<std::string>& states) {
     if (!device_.is_cuda() || states.empty()) return;
@@ -278,73 +271,6 @@ class TrainingRun {
   }
 
   int cuda_index() const { return device_.has_index() ? device_.index() : 0; }
-
-  // Every worker must see the chief's --output_dir, where the chief alone
-  // writes checkpoints that every worker resumes from: the chief leaves a
-  // file of its own there and the others look for it. Said at start, not
-  // when a restart an hour later finds the checkpoints on one host only.
-  void check_shared_output_dir() {
-    const fs::path marker = fs::path(options_.output_dir) / ".t2t-shared-check";
-    std::string token;
-    if (chief_) {
-      token = std::to_string(std::random_device{}()) + "-" + std::to_string(::getpid());
-      write_file_atomic(marker.string(), token);
-    }
-    // A collective: the chief's file is written before anyone looks.
-    const std::string want = communicator_->all_gather_strings(token)[0];
-    std::string seen;
-    try {
-      seen = read_file(marker.string());
-    } catch (const Error&) {
-    }
-    const std::string mine =
-        seen == want ? std::string()
-                     : "worker " + std::to_string(worker_.rank) + " (host " + host_name() + ") " +
-                           (seen.empty() ? "finds no " : "finds another run's ") +
-                           marker.string();
-    std::vector<std::string> problems;
-    for (const std::string& p : communicator_->all_gather_strings(mine))
-      if (!p.empty()) problems.push_back(p);
-    if (chief_) {
-      std::error_code ec;
-      fs::remove(marker, ec);
-    }
-    if (!problems.empty())
-      throw Error("--output_dir=" + options_.output_dir + " is not one directory that every "
-                  "worker sees: " + join(problems, "; ") + ", which worker 0 wrote. Worker 0 "
-                  "alone writes checkpoints there and every worker resumes from them: put it "
-                  "on a file system all machines share");
-  }
-
-  void synchronize_workers() {
-    check_shared_output_dir();
-    // Workers that resumed from different steps would run different numbers
-    // of steps and wait on each other for ever.
-    at::Tensor chief_step = torch::tensor({step_}, torch::kInt64).to(communicator_->device());
-    communicator_->broadcast(chief_step);
-    const int64_t chief_found = chief_step.cpu().item<int64_t>();
-    if (chief_found != step_)
-      throw Error("worker " + std::to_string(worker_.rank) + " found step " +
-                  std::to_string(step_) + " in --output_dir=" + options_.output_dir +
-                  " but worker 0 found step " + std::to_string(chief_found) +
-                  ": every worker must see the same --output_dir (a shared file system)");
-    // Identical starting weights, then distinct dropout masks per worker:
-    // each worker's own stream where the checkpoint saved one per worker.
-    torch::NoGradGuard no_grad;
-    for (auto& p : model_->parameters()) communicator_->broadcast(p);
-    for (auto& b : model_->buffers()) communicator_->broadcast(b);
-    if (static_cast<int>(saved_random_states_.size()) == worker_.world_size) {
-      set_cpu_rng_state(saved_random_states_[static_cast<size_t>(worker_.rank)]);
-      return;
-    }
-    if (chief_ && !latest_.empty())
-      spdlog::warn("{} holds the random states of {} worker(s), this run has {}: dropout is "
-                   "reseeded by worker and step, so the run will not repeat an uninterrupted "
-                   "one exactly",
-                   latest_, saved_random_states_.size(), worker_.world_size);
-    torch::manual_seed(options_.seed + 1000003ull * static_cast<uint64_t>(worker_.rank) +
-                       static_cast<uint64_t>(step_));
-  }
 
   void log_model() const {
     int64_t params = 0;
@@ -361,24 +287,14 @@ class TrainingRun {
     std::vector<std::string> random_states;
     std::vector<std::string> cuda_states;
     if (device_.is_cuda()) cuda_states.push_back(cuda_rng_state(cuda_index()));
-    if (communicator_) {
-      states = communicator_->all_gather_strings(states.front());
-      random_states = communicator_->all_gather_strings(cpu_rng_state());
-      if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
+    if (Communicator* communicator = workers_.communicator()) {
+      states = communicator->all_gather_strings(states.front());
+      random_states = communicator->all_gather_strings(cpu_rng_state());
+      if (device_.is_cuda()) cuda_states = communicator->all_gather_strings(cuda_states.front());
     }
-    by_chief("the writing of the checkpoint of step " + std::to_string(step_),
+    workers_.by_chief("the writing of the checkpoint of step " + std::to_string(step_),
              [&] { write_checkpoint(train_step, states, random_states, cuda_states); });
     saved_step_ = step_;
-  }
-
-  // Work the chief does alone: with other workers, they wait for it however
-  // long it takes (Communicator::chief_alone, which runs `work` on the
-  // chief only); a single process just does it.
-  void by_chief(const std::string& what, const std::function<void()>& work) {
-    if (communicator_)
-      communicator_->chief_alone(what, work);
-    else
-      work();
   }
 
   void write_checkpoint(const TrainStep& train_step, const std::vector<std::string>& states,
@@ -452,31 +368,16 @@ class TrainingRun {
   // checkpoint), whether training stops here.
   EvalDecisions::Decision evaluate_and_decide() {
     EvalDecisions::Decision d;
-    by_chief("the evaluation at step " + std::to_string(step_),
+    workers_.by_chief("the evaluation at step " + std::to_string(step_),
              [&] { d = decisions_->add(step_, evaluate_and_log()); });
-    const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
+    const std::vector<bool> agreed = workers_.any_worker({d.new_best, d.stop});
     return {agreed[0], agreed[1]};
   }
 
   // Copies the checkpoint of this step (saved_path_) into best/.
   void record_best() {
-    by_chief("the copy of step " + std::to_string(step_) + " into best/",
+    workers_.by_chief("the copy of step " + std::to_string(step_) + " into best/",
              [&] { decisions_->keep_best(saved_path_, step_); });
-  }
-
-  // True where any worker said true. Decisions taken on one worker (the
-  // chief's clock and evaluations) reach every worker at the same step
-  // this way: they must all save, and stop, together.
-  std::vector<bool> any_worker(const std::vector<bool>& flags) {
-    if (!communicator_) return flags;
-    const std::vector<double> mine(flags.begin(), flags.end());
-    at::Tensor t = torch::tensor(mine, torch::kFloat64).to(communicator_->device());
-    communicator_->all_reduce_sum(t);
-    t = t.cpu().contiguous();
-    const double* sums = t.data_ptr<double>();
-    std::vector<bool> out(flags.size());
-    for (size_t i = 0; i < flags.size(); ++i) out[i] = sums[i] > 0;
-    return out;
   }
 
   // Non-finite steps were skipped on the device; too many in a row stop the
@@ -519,14 +420,15 @@ class TrainingRun {
     p.log = log;
     p.flags[0] = save_time;
     p.flags[1] = stop_requested();
-    if (!communicator_) {
+    Communicator* communicator = workers_.communicator();
+    if (!communicator) {
       train_step.stats().snapshot();
       return p;
     }
     at::Tensor flags = torch::tensor({p.flags[0] ? 1.0 : 0.0, p.flags[1] ? 1.0 : 0.0},
                                      torch::kFloat64)
-                           .to(communicator_->device());
-    communicator_->all_reduce_sum_async(flags)->wait();
+                           .to(communicator->device());
+    communicator->all_reduce_sum_async(flags)->wait();
     train_step.stats().snapshot({flags.select(0, 0), flags.select(0, 1)});
     return p;
   }
@@ -566,7 +468,7 @@ class TrainingRun {
                                    : options_.local_eval_frequency;
     const bool evaluating = options_.schedule == "continuous_train_and_eval";
     TrainStep train_step(*model_, *optimizer_, hp_, device_, options_.mixed_precision,
-                         communicator_.get());
+                         workers_.communicator());
     if (options_.mixed_precision != "none")
       spdlog::info("mixed precision: {} autocast{}", options_.mixed_precision,
                    options_.mixed_precision == "fp16" ? " with dynamic loss scaling" : "");
@@ -619,7 +521,7 @@ class TrainingRun {
         agreed = finish_report(train_step, *pending, progress, events);
         pending.reset();
       }
-      if (!communicator_) {
+      if (!workers_.communicator()) {
         // One worker agrees with itself: a signal or the clock is acted on
         // at once, as slow CPU steps would otherwise delay it by seconds.
         agreed[0] = agreed[0] || (options_.save_checkpoints_secs > 0 &&
@@ -684,7 +586,7 @@ class TrainingRun {
     if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
       return false;
     const std::optional<std::string> why = chief_ ? decisions_->stop_reason() : std::nullopt;
-    if (!any_worker({why.has_value()})[0]) return false;
+    if (!workers_.any_worker({why.has_value()})[0]) return false;
     if (chief_)
       spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
                    "raise --eval_early_stopping_steps or lower "
@@ -701,7 +603,7 @@ class TrainingRun {
   const torch::Device device_;
   std::unique_ptr<Problem> problem_;
   FeatureInfo info_;
-  std::unique_ptr<Communicator> communicator_;
+  WorkerGroup workers_;
   std::shared_ptr<T2TModel> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::string latest_;  // the checkpoint resumed from; empty: a fresh run
