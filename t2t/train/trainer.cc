@@ -29,7 +29,7 @@
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
-#include "t2t/train/progress_log.h"
+#include "t2t/train/step_reporter.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
@@ -98,13 +98,6 @@ std::optional<ReaderState> reader_state_for(const std::string& saved, const Work
 bool crossed(int64_t step, int64_t advanced, int64_t every) {
   return every > 0 && step / every != (step - advanced) / every;
 }
-
-// How often (in steps) the host catches up with the device: reads the
-// steps' outcomes (train_step.h queues them without reading), checks for
-// non-finite steps, and has the workers agree on saving and stopping.
-// Often enough that a stop or a run of NaNs is acted on within seconds,
-// seldom enough that the GPU never idles for it.
-constexpr int64_t kReportEvery = 10;
 
 // One call of run_training, cut into the steps it takes in order: build the
 // model, resume from output_dir, bring the workers in line, then evaluate
@@ -380,71 +373,6 @@ class TrainingRun {
              [&] { decisions_->keep_best(saved_path_, step_); });
   }
 
-  // Non-finite steps were skipped on the device; too many in a row stop the
-  // run with the last good checkpoint named.
-  void check_nonfinite(const StepReport& r, int64_t step) {
-    if (r.overflow > 0)
-      spdlog::debug("by step {}: {} fp16 gradient overflow(s), their updates skipped", step,
-                    r.overflow);
-    if (r.nonfinite == 0) return;
-    nonfinite_total_ += r.nonfinite;
-    spdlog::warn("by step {}: {} step(s) with a non-finite loss or gradient, their updates "
-                 "skipped ({} in a row now, {} in all)",
-                 step, r.nonfinite, r.nonfinite_run, nonfinite_total_);
-    if (r.max_nonfinite_run < options_.max_nonfinite_steps) return;
-    const std::string last = latest_checkpoint(options_.output_dir);
-    throw Error("training stopped at step " + std::to_string(step) + ": " +
-                std::to_string(r.max_nonfinite_run) +
-                " steps in a row gave a non-finite loss or gradient (--max_nonfinite_steps=" +
-                std::to_string(options_.max_nonfinite_steps) + "); their updates were skipped. " +
-                (last.empty() ? std::string("No checkpoint was written yet.")
-                              : "The last good checkpoint is " + last + ".") +
-                " Lower the learning rate (learning_rate_constant / learning_rate), raise "
-                "learning_rate_warmup_steps, or set clip_grad_norm.");
-  }
-
-  // A report of the steps up to `step`, started by start_report().
-  struct PendingReport {
-    int64_t step = 0;
-    double lr = 0;            // the rate of that step, for the progress line
-    bool log = false;         // ends with a progress line
-    bool flags[2] = {false, false};  // save time, stop (one worker; else on the device)
-  };
-
-  // Starts copying the steps' outcomes off the device; the workers' save
-  // and stop flags travel with them (summed over the workers first).
-  PendingReport start_report(TrainStep& train_step, double lr, bool log, bool save_time) {
-    PendingReport p;
-    p.step = step_;
-    p.lr = lr;
-    p.log = log;
-    p.flags[0] = save_time;
-    p.flags[1] = stop_requested();
-    Communicator* communicator = workers_.communicator();
-    if (!communicator) {
-      train_step.stats().snapshot();
-      return p;
-    }
-    at::Tensor flags = torch::tensor({p.flags[0] ? 1.0 : 0.0, p.flags[1] ? 1.0 : 0.0},
-                                     torch::kFloat64)
-                           .to(communicator->device());
-    communicator->all_reduce_sum_async(flags)->wait();
-    train_step.stats().snapshot({flags.select(0, 0), flags.select(0, 1)});
-    return p;
-  }
-
-  // Reads a started report: logs, checks non-finite steps, and returns the
-  // agreed {save time, stop}.
-  std::array<bool, 2> finish_report(TrainStep& train_step, const PendingReport& p,
-                                    ProgressLog& progress, EventWriter* events) {
-    const StepReport r = train_step.stats().take();
-    progress.add(r);
-    check_nonfinite(r, p.step);
-    if (p.log) progress.log(p.step, options_.train_steps, p.lr, worker_.world_size, events);
-    if (r.extra.size() == 2) return {r.extra[0] > 0, r.extra[1] > 0};
-    return {p.flags[0], p.flags[1]};
-  }
-
   BatchReader make_reader() const {
     ReaderOptions read = reader_options(hp_, true, problem_->reversed(), options_.seed);
     read.worker = worker_.rank;
@@ -494,11 +422,11 @@ class TrainingRun {
     }
     const int64_t first_step = step_;
     if (stopped_early_before()) return;
-    ProgressLog progress(step_);
+    EventWriter* events = train_events ? &*train_events : nullptr;
+    StepReporter reports(options_, worker_.world_size, workers_.communicator(), step_, events);
     Stopwatch since_save;
     std::vector<Batch> batches;
-    std::optional<PendingReport> pending;
-    EventWriter* events = train_events ? &*train_events : nullptr;
+    std::optional<StepReporter::PendingReport> pending;
     while (step_ < options_.train_steps) {
       batches.clear();
       for (int64_t i = 0; i < accumulate; ++i) batches.push_back(*reader.next());
@@ -518,7 +446,7 @@ class TrainingRun {
       // the report, summed over the workers.
       std::array<bool, 2> agreed{false, false};
       if (pending) {
-        agreed = finish_report(train_step, *pending, progress, events);
+        agreed = reports.finish_report(train_step, *pending);
         pending.reset();
       }
       if (!workers_.communicator()) {
@@ -533,9 +461,9 @@ class TrainingRun {
       if (last || stop || log_now || crossed(step_, accumulate, kReportEvery)) {
         const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
                                since_save.seconds() >= options_.save_checkpoints_secs;
-        pending = start_report(train_step, lr, log_now || last || stop, save_time);
+        pending = reports.start_report(train_step, step_, lr, log_now || last || stop, save_time);
         if (last || stop) {
-          const auto now = finish_report(train_step, *pending, progress, events);
+          const auto now = reports.finish_report(train_step, *pending);
           agreed[0] = agreed[0] || now[0];
           pending.reset();
         }
