@@ -10,8 +10,6 @@
 #include <limits>
 #include <optional>
 
-#include <yaml-cpp/yaml.h>
-
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
@@ -29,6 +27,7 @@
 #include "t2t/train/eval_metrics.h"
 #include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
+#include "t2t/train/run_checkpoints.h"
 #include "t2t/train/step_reporter.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/tf_adam_state.h"
@@ -64,36 +63,6 @@ void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bo
   hp.save_yaml(path);
 }
 
-// Where each worker's input position lives in a checkpoint: one worker's
-// state as it is, several as a YAML list in rank order.
-std::string join_reader_states(const std::vector<std::string>& states) {
-  if (states.size() == 1) return states.front();
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "worker_reader_states" << YAML::Value << YAML::BeginSeq;
-  for (const std::string& s : states) out << YAML::Literal << s;
-  out << YAML::EndSeq << YAML::EndMap;
-  return out.c_str();
-}
-
-std::optional<ReaderState> reader_state_for(const std::string& saved, const WorkerEnv& worker,
-                                            const std::string& source) {
-  if (saved.empty()) return std::nullopt;
-  YAML::Node node = YAML::Load(saved);
-  std::vector<std::string> states;
-  if (node.IsMap() && node["worker_reader_states"]) {
-    for (const auto& s : node["worker_reader_states"]) states.push_back(s.as<std::string>());
-  } else {
-    states.push_back(saved);
-  }
-  if (static_cast<int>(states.size()) != worker.world_size) {
-    spdlog::warn("{} was written by {} worker(s), this run has {}: the input position cannot be "
-                 "restored, so reading starts afresh (reshuffled by the step)",
-                 source, states.size(), worker.world_size);
-    return std::nullopt;
-  }
-  return ReaderState::from_yaml(states[worker.rank], source);
-}
-
 // True when a multiple of `every` lies in (step - advanced, step].
 bool crossed(int64_t step, int64_t advanced, int64_t every) {
   return every > 0 && step / every != (step - advanced) / every;
@@ -124,19 +93,21 @@ class TrainingRun {
       if (workers_.communicator())
         workers_.synchronize(step_, *model_, saved_random_states_, latest_);
     }
+    RunCheckpoints checkpoints(options_, hp_, device_, workers_, *model_, *optimizer_);
+    if (!latest_.empty()) checkpoints.resumed_from(latest_, step_);
     log_model();
     if (chief_) open_eval_records();
     if (options_.schedule == "evaluate") {
       // The latest checkpoint may become the best; a model that has none
       // (nothing trained yet) has nothing to keep.
       if (evaluate_and_decide().new_best) {
-        if (saved_step_ == step_)
-          record_best();
+        if (checkpoints.saved_step() == step_)
+          record_best(checkpoints.saved_path());
         else if (chief_)
           spdlog::info("no checkpoint at step {}: nothing to keep in best/", step_);
       }
     } else {
-      train();
+      train(checkpoints);
     }
     workers_.leave();
   }
@@ -181,8 +152,6 @@ class TrainingRun {
     saved_loss_scale_ = meta.loss_scale;
     saved_loss_scale_good_steps_ = meta.loss_scale_good_steps;
     reader_state_ = reader_state_for(meta.reader_state, worker_, latest_);
-    saved_step_ = step_;
-    saved_path_ = latest_;
     spdlog::info("resuming from {} at step {}", latest_, step_);
     restore_cuda_random_state(meta.worker_cuda_rng_states);
   }
@@ -260,10 +229,8 @@ class TrainingRun {
                    latest_, states.size(), worker_.world_size);
       return;
     }
-    set_cuda_rng_state(cuda_index(), states[static_cast<size_t>(worker_.rank)]);
+    set_cuda_rng_state(cuda_index(device_), states[static_cast<size_t>(worker_.rank)]);
   }
-
-  int cuda_index() const { return device_.has_index() ? device_.index() : 0; }
 
   void log_model() const {
     int64_t params = 0;
@@ -271,41 +238,6 @@ class TrainingRun {
     spdlog::info("model {} with {} parameters on {}; vocabularies {} / {}{}", options_.model,
                  params, options_.device, info_.input_vocab_size, info_.target_vocab_size,
                  info_.shared_vocabulary ? " (shared)" : "");
-  }
-
-  // Every worker takes part (the chief gathers their input positions and
-  // random states); the chief alone writes.
-  void save(const BatchReader& reader, const TrainStep& train_step) {
-    std::vector<std::string> states{reader.state().to_yaml()};
-    std::vector<std::string> random_states;
-    std::vector<std::string> cuda_states;
-    if (device_.is_cuda()) cuda_states.push_back(cuda_rng_state(cuda_index()));
-    if (Communicator* communicator = workers_.communicator()) {
-      states = communicator->all_gather_strings(states.front());
-      random_states = communicator->all_gather_strings(cpu_rng_state());
-      if (device_.is_cuda()) cuda_states = communicator->all_gather_strings(cuda_states.front());
-    }
-    workers_.by_chief("the writing of the checkpoint of step " + std::to_string(step_),
-             [&] { write_checkpoint(train_step, states, random_states, cuda_states); });
-    saved_step_ = step_;
-  }
-
-  void write_checkpoint(const TrainStep& train_step, const std::vector<std::string>& states,
-                        std::vector<std::string>& random_states,
-                        std::vector<std::string>& cuda_states) {
-    CheckpointMeta meta;
-    meta.step = step_;
-    meta.hparams_yaml = hp_.to_yaml();
-    meta.reader_state = join_reader_states(states);
-    meta.worker_rng_states = std::move(random_states);
-    meta.worker_cuda_rng_states = std::move(cuda_states);
-    if (train_step.scales_loss()) {
-      meta.loss_scale = train_step.loss_scale();
-      meta.loss_scale_good_steps = train_step.loss_scale_good_steps();
-    }
-    saved_path_ = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
-                                  options_.keep_checkpoint_max);
-    spdlog::info("saved {}", saved_path_);
   }
 
   // The chief evaluates alone (the others wait at their next collective);
@@ -367,10 +299,10 @@ class TrainingRun {
     return {agreed[0], agreed[1]};
   }
 
-  // Copies the checkpoint of this step (saved_path_) into best/.
-  void record_best() {
+  // Copies the checkpoint of this step (`checkpoint`) into best/.
+  void record_best(const std::string& checkpoint) {
     workers_.by_chief("the copy of step " + std::to_string(step_) + " into best/",
-             [&] { decisions_->keep_best(saved_path_, step_); });
+             [&] { decisions_->keep_best(checkpoint, step_); });
   }
 
   BatchReader make_reader() const {
@@ -385,7 +317,7 @@ class TrainingRun {
                        read, reader_state_);
   }
 
-  void train() {
+  void train(RunCheckpoints& checkpoints) {
     const int64_t accumulate =
         std::max<int64_t>(1, hp_.get_int("optimizer_multistep_accumulate_steps"));
     BatchReader reader = make_reader();
@@ -469,7 +401,7 @@ class TrainingRun {
         }
       }
       if (crossed(step_, accumulate, save_every) || last || agreed[0] || stop) {
-        save(reader, train_step);
+        checkpoints.save(reader, train_step, step_);
         since_save.restart();
       }
       if (stop) {
@@ -478,7 +410,8 @@ class TrainingRun {
           spdlog::info("stopped at step {} of {} ({}): saved {}; the same command "
                        "resumes from there",
                        step_, options_.train_steps,
-                       reason.empty() ? "a stop asked of another worker" : reason, saved_path_);
+                       reason.empty() ? "a stop asked of another worker" : reason,
+                       checkpoints.saved_path());
         }
         break;
       }
@@ -486,15 +419,15 @@ class TrainingRun {
         const EvalDecisions::Decision d = evaluate_and_decide();
         // The best step gets a checkpoint even off the saving cadence, and
         // so does the step training stops at.
-        if ((d.new_best || d.stop) && saved_step_ != step_) {
-          save(reader, train_step);
+        if ((d.new_best || d.stop) && checkpoints.saved_step() != step_) {
+          checkpoints.save(reader, train_step, step_);
           since_save.restart();
         }
-        if (d.new_best) record_best();
+        if (d.new_best) record_best(checkpoints.saved_path());
         if (d.stop) {
           if (chief_)
             spdlog::info("early stopping at step {}: {}. Last checkpoint {}{}", step_,
-                         decisions_->stop_reason().value_or(""), saved_path_,
+                         decisions_->stop_reason().value_or(""), checkpoints.saved_path(),
                          decisions_->best_summary());
           break;
         }
@@ -542,8 +475,6 @@ class TrainingRun {
   int64_t saved_loss_scale_good_steps_ = 0;
   std::optional<EventWriter> eval_events_;
   std::optional<EvalDecisions> decisions_;  // chief only
-  int64_t saved_step_ = -1;  // the step of the newest checkpoint of this run
-  std::string saved_path_;   // its file (chief only)
   int64_t nonfinite_total_ = 0;
 };
 
