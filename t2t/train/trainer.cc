@@ -22,11 +22,10 @@
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/eval_decisions.h"
-#include "t2t/train/eval_metrics.h"
-#include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/resume.h"
 #include "t2t/train/run_checkpoints.h"
+#include "t2t/train/run_evaluations.h"
 #include "t2t/train/step_reporter.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/train_step.h"
@@ -73,18 +72,19 @@ class TrainingRun {
     // A run that resumed from its own checkpoint has that one saved.
     if (!start_.latest.empty()) checkpoints.resumed_from(start_.latest, step_);
     log_model();
-    if (chief_) open_eval_records();
+    RunEvaluations evaluations(options_, hp_, device_, workers_, model_, *problem_);
+    if (chief_) evaluations.open_records(step_);
     if (options_.schedule == "evaluate") {
       // The latest checkpoint may become the best; a model that has none
       // (nothing trained yet) has nothing to keep.
-      if (evaluate_and_decide().new_best) {
+      if (evaluations.evaluate_and_decide(step_).new_best) {
         if (checkpoints.saved_step() == step_)
-          record_best(checkpoints.saved_path());
+          evaluations.record_best(checkpoints.saved_path(), step_);
         else if (chief_)
           spdlog::info("no checkpoint at step {}: nothing to keep in best/", step_);
       }
     } else {
-      train(checkpoints);
+      train(checkpoints, evaluations);
     }
     workers_.leave();
   }
@@ -109,71 +109,6 @@ class TrainingRun {
                  info_.shared_vocabulary ? " (shared)" : "");
   }
 
-  // The chief evaluates alone (the others wait at their next collective);
-  // it logs and writes the eval events and returns the metrics by name
-  // (eval_metrics.h). Empty on the other workers.
-  EvalMetrics evaluate_and_log() {
-    if (!chief_) return {};
-    Stopwatch timer;
-    const EvalResult r = evaluate(*model_, *problem_, options_.data_dir, hp_,
-                                  options_.eval_steps, options_.seed, device_);
-    spdlog::info("eval at step {}: loss {:.4f}, accuracy {:.4f}, top-5 {:.4f}, "
-                 "neg_log_perplexity {:.4f}, approx BLEU {:.4f} (argmax ids vs labels, not a "
-                 "real BLEU) ({} tokens, {:.1f} s)",
-                 step_, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.approx_bleu, r.tokens,
-                 timer.seconds());
-    EvalMetrics metrics{{"loss", r.loss},
-                        {"accuracy", r.accuracy},
-                        {"accuracy_top5", r.accuracy_top5},
-                        {"neg_log_perplexity", -r.loss},
-                        {"approx_bleu_score", r.approx_bleu}};
-    if (options_.extra_evaluation) {
-      EvalMetrics extra;
-      {
-        torch::NoGradGuard no_grad;
-        extra = options_.extra_evaluation(model_, step_);
-      }
-      model_->train();
-      for (const auto& [name, value] : extra) {
-        const EvalMetricInfo* info = find_eval_metric(name);
-        spdlog::info("eval at step {}: {} {:.4f}", step_, info ? info->event_tag : name, value);
-        metrics[name] = value;
-      }
-    }
-    std::vector<std::pair<std::string, double>> scalars;
-    for (const auto& [name, value] : metrics) {
-      const EvalMetricInfo* info = find_eval_metric(name);
-      scalars.emplace_back(info ? info->event_tag : name, value);
-    }
-    eval_events_->add_scalars(step_, scalars);
-    eval_events_->flush();
-    return metrics;
-  }
-
-  // The eval events, and what the run made of its evaluations so far, read
-  // back on a restart (chief only: it alone evaluates).
-  void open_eval_records() {
-    eval_events_.emplace((fs::path(options_.output_dir) / "eval").string());
-    decisions_.emplace(options_, step_);
-  }
-
-  // The chief evaluates and decides (eval_decisions.h); every worker gets
-  // the decision: whether this step is the best so far (it then needs a
-  // checkpoint), whether training stops here.
-  EvalDecisions::Decision evaluate_and_decide() {
-    EvalDecisions::Decision d;
-    workers_.by_chief("the evaluation at step " + std::to_string(step_),
-             [&] { d = decisions_->add(step_, evaluate_and_log()); });
-    const std::vector<bool> agreed = workers_.any_worker({d.new_best, d.stop});
-    return {agreed[0], agreed[1]};
-  }
-
-  // Copies the checkpoint of this step (`checkpoint`) into best/.
-  void record_best(const std::string& checkpoint) {
-    workers_.by_chief("the copy of step " + std::to_string(step_) + " into best/",
-             [&] { decisions_->keep_best(checkpoint, step_); });
-  }
-
   BatchReader make_reader() const {
     ReaderOptions read = reader_options(hp_, true, problem_->reversed(), options_.seed);
     read.worker = worker_.rank;
@@ -187,7 +122,7 @@ class TrainingRun {
                        read, start_.reader_state);
   }
 
-  void train(RunCheckpoints& checkpoints) {
+  void train(RunCheckpoints& checkpoints, RunEvaluations& evaluations) {
     const int64_t accumulate =
         std::max<int64_t>(1, hp_.get_int("optimizer_multistep_accumulate_steps"));
     BatchReader reader = make_reader();
@@ -223,7 +158,7 @@ class TrainingRun {
                    "and replayed after");
     }
     const int64_t first_step = step_;
-    if (stopped_early_before()) return;
+    if (evaluations.stopped_early_before(step_)) return;
     EventWriter* events = train_events ? &*train_events : nullptr;
     StepReporter reports(options_, worker_.world_size, workers_.communicator(), step_, events);
     Stopwatch since_save;
@@ -286,19 +221,16 @@ class TrainingRun {
         break;
       }
       if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last)) {
-        const EvalDecisions::Decision d = evaluate_and_decide();
+        const EvalDecisions::Decision d = evaluations.evaluate_and_decide(step_);
         // The best step gets a checkpoint even off the saving cadence, and
         // so does the step training stops at.
         if ((d.new_best || d.stop) && checkpoints.saved_step() != step_) {
           checkpoints.save(reader, train_step, step_);
           since_save.restart();
         }
-        if (d.new_best) record_best(checkpoints.saved_path());
+        if (d.new_best) evaluations.record_best(checkpoints.saved_path(), step_);
         if (d.stop) {
-          if (chief_)
-            spdlog::info("early stopping at step {}: {}. Last checkpoint {}{}", step_,
-                         decisions_->stop_reason().value_or(""), checkpoints.saved_path(),
-                         decisions_->best_summary());
+          evaluations.log_early_stop(step_, checkpoints.saved_path());
           break;
         }
       }
@@ -308,23 +240,6 @@ class TrainingRun {
     if (options_.cuda_graphs)
       spdlog::info("CUDA graphs: {} captured, for {} batch shapes", train_step.captured_graphs(),
                    train_step.static_shapes());
-  }
-
-  // A run that early stopping ended, started again as it was: it stops at
-  // once, saying why, rather than train until the next evaluation to find
-  // the same.
-  bool stopped_early_before() {
-    if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
-      return false;
-    const std::optional<std::string> why = chief_ ? decisions_->stop_reason() : std::nullopt;
-    if (!workers_.any_worker({why.has_value()})[0]) return false;
-    if (chief_)
-      spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
-                   "raise --eval_early_stopping_steps or lower "
-                   "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it "
-                   "off){}",
-                   step_, *why, decisions_->best_summary());
-    return true;
   }
 
   const TrainOptions& options_;
@@ -339,8 +254,6 @@ class TrainingRun {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   ResumePoint start_;  // where the run started (resume.h)
   int64_t step_ = 0;
-  std::optional<EventWriter> eval_events_;
-  std::optional<EvalDecisions> decisions_;  // chief only
   int64_t nonfinite_total_ = 0;
 };
 

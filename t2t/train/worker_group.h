@@ -31,6 +31,9 @@ class WorkerGroup {
   // Joins the other workers (and says so), when there are any.
   void connect(const c10::Device& device);
 
+  // Worker 0, which alone writes and evaluates.
+  bool chief() const { return chief_; }
+
   // Null for a single worker.
   Communicator* communicator() const { return communicator_.get(); }
 
