@@ -1,23 +1,21 @@
 #include "t2t/train/trainer.h"
 
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <array>
-#include <cmath>
-#include <filesystem>
-#include <functional>
-#include <limits>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
-#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/problem.h"
-#include "t2t/distributed/communicator.h"
 #include "t2t/io/event_writer.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
@@ -33,8 +31,6 @@
 
 namespace t2t {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 // True when a multiple of `every` lies in (step - advanced, step].
@@ -44,7 +40,11 @@ bool crossed(int64_t step, int64_t advanced, int64_t every) {
 
 // One call of run_training, cut into the steps it takes in order: build the
 // model, resume from output_dir, bring the workers in line, then evaluate
-// or train, saving checkpoints and evaluating on the way.
+// or train, saving checkpoints and evaluating on the way. The work of each
+// step has a file of its own (resume.h, worker_group.h, run_checkpoints.h,
+// run_evaluations.h, step_reporter.h); this class holds what they share
+// (the problem, the model and optimizer, the step) and the training loop,
+// which says when to report, save and evaluate.
 class TrainingRun {
  public:
   TrainingRun(const TrainOptions& options, const HParams& hp)
@@ -254,7 +254,6 @@ class TrainingRun {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   ResumePoint start_;  // where the run started (resume.h)
   int64_t step_ = 0;
-  int64_t nonfinite_total_ = 0;
 };
 
 }  // namespace
