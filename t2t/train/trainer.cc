@@ -1,156 +1,50 @@
 #include "t2t/train/trainer.h"
 
-#include <ATen/autocast_mode.h>
-#include <unistd.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <array>
-#include <cmath>
-#include <filesystem>
-#include <functional>
-#include <limits>
+#include <cstdint>
+#include <memory>
 #include <optional>
-#include <random>
+#include <string>
+#include <vector>
 
-#include <yaml-cpp/yaml.h>
-
-#include "t2t/checkpoint/checkpoint.h"
 #include "t2t/core/cuda_graph.h"
 #include "t2t/core/error.h"
-#include "t2t/core/file_util.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
-#include "t2t/core/string_util.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/problem.h"
-#include "t2t/distributed/communicator.h"
-#include "t2t/distributed/network_address.h"
 #include "t2t/io/event_writer.h"
-#include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/eval_decisions.h"
-#include "t2t/train/eval_metrics.h"
-#include "t2t/train/evaluation.h"
 #include "t2t/train/learning_rate.h"
+#include "t2t/train/resume.h"
+#include "t2t/train/run_checkpoints.h"
+#include "t2t/train/run_evaluations.h"
+#include "t2t/train/step_reporter.h"
 #include "t2t/train/stop_request.h"
-#include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
+#include "t2t/train/worker_group.h"
 
 namespace t2t {
 
-namespace fs = std::filesystem;
-
 namespace {
-
-// A run's hparams are fixed once it has a checkpoint: resuming with others
-// would silently train a different model.
-void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bool resuming) {
-  const std::string path = (fs::path(output_dir) / "hparams.yaml").string();
-  if (resuming && fs::exists(path)) {
-    const HParams saved = HParams::from_yaml_file(path);
-    // A key the saved file lacks was added to t2t after the run began: the
-    // run takes it up with this value (said once), rather than become
-    // impossible to resume. Any other difference is refused.
-    std::vector<std::string> added, diff;
-    for (const std::string& line : saved.diff(hp))
-      (line.find(": (absent) -> ") != std::string::npos ? added : diff).push_back(line);
-    if (!added.empty())
-      spdlog::info("{} lacks hparams added to t2t since the run began; taking them as {}", path,
-                   join(added, "; "));
-    if (!diff.empty())
-      throw Error("--output_dir=" + output_dir + " holds a run trained with other hparams (" +
-                  join(diff, "; ") + "). Use a new --output_dir, or the same --hparams_set and "
-                  "--hparams as before.");
-  }
-  hp.save_yaml(path);
-}
-
-// Where each worker's input position lives in a checkpoint: one worker's
-// state as it is, several as a YAML list in rank order.
-std::string join_reader_states(const std::vector<std::string>& states) {
-  if (states.size() == 1) return states.front();
-  YAML::Emitter out;
-  out << YAML::BeginMap << YAML::Key << "worker_reader_states" << YAML::Value << YAML::BeginSeq;
-  for (const std::string& s : states) out << YAML::Literal << s;
-  out << YAML::EndSeq << YAML::EndMap;
-  return out.c_str();
-}
-
-std::optional<ReaderState> reader_state_for(const std::string& saved, const WorkerEnv& worker,
-                                            const std::string& source) {
-  if (saved.empty()) return std::nullopt;
-  YAML::Node node = YAML::Load(saved);
-  std::vector<std::string> states;
-  if (node.IsMap() && node["worker_reader_states"]) {
-    for (const auto& s : node["worker_reader_states"]) states.push_back(s.as<std::string>());
-  } else {
-    states.push_back(saved);
-  }
-  if (static_cast<int>(states.size()) != worker.world_size) {
-    spdlog::warn("{} was written by {} worker(s), this run has {}: the input position cannot be "
-                 "restored, so reading starts afresh (reshuffled by the step)",
-                 source, states.size(), worker.world_size);
-    return std::nullopt;
-  }
-  return ReaderState::from_yaml(states[worker.rank], source);
-}
 
 // True when a multiple of `every` lies in (step - advanced, step].
 bool crossed(int64_t step, int64_t advanced, int64_t every) {
   return every > 0 && step / every != (step - advanced) / every;
 }
 
-// How often (in steps) the host catches up with the device: reads the
-// steps' outcomes (train_step.h queues them without reading), checks for
-// non-finite steps, and has the workers agree on saving and stopping.
-// Often enough that a stop or a run of NaNs is acted on within seconds,
-// seldom enough that the GPU never idles for it.
-constexpr int64_t kReportEvery = 10;
-
-// Loss and throughput since the last progress line.
-class ProgressLog {
- public:
-  explicit ProgressLog(int64_t step) : first_step_(step), last_step_(step) {}
-
-  void add(const StepReport& r) {
-    loss_ += r.loss_sum;
-    weight_ += r.tokens;
-    tokens_ += r.input_tokens + r.tokens;
-  }
-
-  // One line (and, on the chief, one event) for the steps since the last.
-  void log(int64_t step, int64_t train_steps, double lr, int world_size, EventWriter* events) {
-    const double secs = std::max(since_log_.seconds(), 1e-9);
-    const double done = step - first_step_;
-    const double left = std::max<int64_t>(0, train_steps - step);
-    const double eta = done > 0 ? since_start_.seconds() / done * left : 0;
-    const double mean = weight_ > 0 ? loss_ / weight_ : 0;
-    const double steps_per_sec = (step - last_step_) / secs;
-    spdlog::info("step {}: loss {:.4f}, lr {:.3g}, {:.0f} tokens/s{}, {:.2f} steps/s, elapsed "
-                 "{:.0f} s, ETA {:.0f} s",
-                 step, mean, lr, tokens_ / secs, world_size > 1 ? " (all workers)" : "",
-                 steps_per_sec, since_start_.seconds(), eta);
-    if (events) {
-      events->add_scalars(step, {{"loss", mean}, {"training/learning_rate", lr},
-                                 {"tokens_per_sec", tokens_ / secs},
-                                 {"global_step/sec", steps_per_sec}});
-      events->flush();
-    }
-    loss_ = weight_ = tokens_ = 0;
-    last_step_ = step;
-    since_log_.restart();
-  }
-
- private:
-  int64_t first_step_, last_step_;
-  double loss_ = 0, weight_ = 0, tokens_ = 0;
-  Stopwatch since_start_, since_log_;
-};
-
 // One call of run_training, cut into the steps it takes in order: build the
 // model, resume from output_dir, bring the workers in line, then evaluate
-// or train, saving checkpoints and evaluating on the way.
+// or train, saving checkpoints and evaluating on the way. The work of each
+// step has a file of its own (resume.h, worker_group.h, run_checkpoints.h,
+// run_evaluations.h, step_reporter.h); this class holds what they share
+// (the problem, the model and optimizer, the step) and the training loop,
+// which says when to report, save and evaluate.
 class TrainingRun {
  public:
   TrainingRun(const TrainOptions& options, const HParams& hp)
@@ -158,7 +52,8 @@ class TrainingRun {
         hp_(hp),
         worker_(options.worker.value_or(WorkerEnv{})),
         chief_(worker_.rank == 0),
-        device_(options.device) {
+        device_(options.device),
+        workers_(options, worker_) {
     check_train_options(options);
   }
 
@@ -168,24 +63,30 @@ class TrainingRun {
       // process at once, even one stuck meeting a worker that failed.
       StopAtOnce setting_up;
       build();
-      resume();
-      if (communicator_) synchronize_workers();
+      start_ = resume_run(options_, hp_, worker_, device_, *model_, *optimizer_);
+      step_ = start_.step;
+      if (workers_.communicator())
+        workers_.synchronize(step_, *model_, start_.random_states, start_.latest);
     }
+    RunCheckpoints checkpoints(options_, hp_, device_, workers_, *model_, *optimizer_);
+    // A run that resumed from its own checkpoint has that one saved.
+    if (!start_.latest.empty()) checkpoints.resumed_from(start_.latest, step_);
     log_model();
-    if (chief_) open_eval_records();
+    RunEvaluations evaluations(options_, hp_, device_, workers_, model_, *problem_);
+    if (chief_) evaluations.open_records(step_);
     if (options_.schedule == "evaluate") {
       // The latest checkpoint may become the best; a model that has none
       // (nothing trained yet) has nothing to keep.
-      if (evaluate_and_decide().new_best) {
-        if (saved_step_ == step_)
-          record_best();
+      if (evaluations.evaluate_and_decide(step_).new_best) {
+        if (checkpoints.saved_step() == step_)
+          evaluations.record_best(checkpoints.saved_path(), step_);
         else if (chief_)
           spdlog::info("no checkpoint at step {}: nothing to keep in best/", step_);
       }
     } else {
-      train();
+      train(checkpoints, evaluations);
     }
-    if (communicator_) communicator_->leave();
+    workers_.leave();
   }
 
  private:
@@ -193,196 +94,11 @@ class TrainingRun {
     problem_ = create_problem(options_.problem);
     FeatureEncoders enc = problem_->feature_encoders(options_.data_dir);
     info_ = FeatureInfo{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
-    if (worker_.world_size > 1) {
-      CommunicatorTimeouts timeouts;
-      timeouts.collective = std::chrono::seconds(options_.collective_timeout_secs);
-      communicator_ = Communicator::connect(worker_, device_, timeouts);
-      spdlog::info("worker {} of {} joined ({} on {})", worker_.rank, worker_.world_size,
-                   communicator_->backend(), options_.device);
-    }
+    workers_.connect(device_);
     model_ = model_registry().get(options_.model)(hp_, info_);
     model_->to(device_);
     optimizer_ = make_optimizer(*model_, hp_);
     check_learning_rate_schedule(hp_);
-  }
-
-  // Picks up exactly where the last checkpoint stopped: weights, optimizer,
-  // step, input position and random state. Every worker reads it
-  // (output_dir must be visible to all); only the chief writes.
-  void resume() {
-    latest_ = latest_checkpoint(options_.output_dir);
-    // A run Tensor2Tensor began, with no t2t checkpoint yet.
-    const std::string tensorflow =
-        latest_.empty() ? find_tf_checkpoint(options_.output_dir) : std::string();
-    if (chief_)
-      check_or_write_hparams(options_.output_dir, hp_, !latest_.empty() || !tensorflow.empty());
-    if (latest_.empty() && tensorflow.empty()) {
-      warm_start();
-      return;
-    }
-    if (!options_.warm_start_from.empty() && chief_)
-      spdlog::info("--warm_start_from={} is ignored: {} holds a checkpoint already, and the run "
-                   "resumes from it",
-                   options_.warm_start_from, options_.output_dir);
-    if (!tensorflow.empty()) {
-      resume_from_tensorflow(tensorflow);
-      return;
-    }
-    CheckpointMeta meta = load_checkpoint(latest_, *model_, optimizer_.get(), true);
-    step_ = meta.step;
-    saved_random_states_ = std::move(meta.worker_rng_states);
-    saved_loss_scale_ = meta.loss_scale;
-    saved_loss_scale_good_steps_ = meta.loss_scale_good_steps;
-    reader_state_ = reader_state_for(meta.reader_state, worker_, latest_);
-    saved_step_ = step_;
-    saved_path_ = latest_;
-    spdlog::info("resuming from {} at step {}", latest_, step_);
-    restore_cuda_random_state(meta.worker_cuda_rng_states);
-  }
-
-  // T2T's own checkpoint (model.ckpt-N.index): its weights, Adam's moments
-  // and step count, and its global_step, so that the learning-rate schedule
-  // goes on where T2T stopped. T2T keeps no input position, so reading
-  // starts afresh, reshuffled by the step, as after a change in the number
-  // of workers; the random states start from the seed. t2t's checkpoints
-  // then go beside T2T's, and the next resume takes those.
-  void resume_from_tensorflow(const std::string& prefix) {
-    const TFCheckpointReader reader(prefix);
-    if (!reader.has("global_step"))
-      throw Error("T2T checkpoint " + prefix + " has no global_step: was it written by T2T's "
-                  "trainer? To start afresh from its weights, use --warm_start_from in a new "
-                  "--output_dir");
-    model_->load_tensorflow(reader, kT2TTargetSpace);
-    load_adam_state_from_tf(*optimizer_, *model_, reader, hp_, kT2TTargetSpace);
-    step_ = reader.read_scalar_int("global_step");
-    spdlog::info("resuming T2T's run from {} at step {}: its weights and Adam's moments; input "
-                 "reading starts afresh (T2T keeps no position), reshuffled by the step",
-                 prefix, step_);
-  }
-
-  // T2T's --warm_start_from: a new run takes a trained model's weights and
-  // nothing else (step 0, a fresh optimizer, its own random state). Every
-  // worker reads the file, as every worker reads a checkpoint it resumes.
-  void warm_start() {
-    const std::string& from = options_.warm_start_from;
-    if (from.empty()) return;
-    // A t2t checkpoint (model.ckpt-N.pt), or one Tensor2Tensor wrote (its
-    // prefix model.ckpt-N, or its output directory).
-    std::string path = from, tensorflow;
-    if (is_tf_checkpoint(from)) {
-      tensorflow = from;
-    } else if (fs::is_directory(from)) {
-      path = latest_checkpoint(from);
-      if (path.empty()) tensorflow = find_tf_checkpoint(from);
-      if (path.empty() && tensorflow.empty())
-        throw Error("--warm_start_from=" + from + " holds no checkpoint (model.ckpt-N.pt, or "
-                    "T2T's model.ckpt-N.index)");
-    } else if (!fs::exists(from)) {
-      throw Error("--warm_start_from=" + from + " does not exist; give a model.ckpt-N.pt file, "
-                  "T2T's model.ckpt-N (without .index), or a run directory (its latest "
-                  "checkpoint)");
-    }
-    int64_t trained = 0;
-    try {
-      if (!tensorflow.empty()) {
-        path = tensorflow;
-        const TFCheckpointReader reader(tensorflow);
-        model_->load_tensorflow(reader, kT2TTargetSpace);
-        if (reader.has("global_step")) trained = reader.read_scalar_int("global_step");
-      } else {
-        trained = load_checkpoint(path, *model_, nullptr, false).step;
-      }
-    } catch (const Error& e) {
-      throw Error("--warm_start_from=" + from + ": " + e.what());
-    }
-    spdlog::info("warm start: the weights of {} (trained {} steps); this run starts at step 0 "
-                 "with a fresh optimizer",
-                 path, trained);
-  }
-
-  // Dropout on a GPU draws from its CUDA generator: each worker takes up its
-  // own saved stream, as it does the CPU's. A checkpoint written on the CPU
-  // or by another number of workers leaves it as seeded at start-up
-  // (synchronize_workers() reseeds every generator when the CPU states do
-  // not fit either).
-  void restore_cuda_random_state(const std::vector<std::string>& states) {
-    if (!device_.is_cuda() || states.empty()) return;
-    if (static_cast<int>(states.size()) != worker_.world_size) {
-      spdlog::warn("{} holds the CUDA random states of {} worker(s), this run has {}: dropout "
-                   "on the GPU will not repeat an uninterrupted run exactly",
-                   latest_, states.size(), worker_.world_size);
-      return;
-    }
-    set_cuda_rng_state(cuda_index(), states[static_cast<size_t>(worker_.rank)]);
-  }
-
-  int cuda_index() const { return device_.has_index() ? device_.index() : 0; }
-
-  // Every worker must see the chief's --output_dir, where the chief alone
-  // writes checkpoints that every worker resumes from: the chief leaves a
-  // file of its own there and the others look for it. Said at start, not
-  // when a restart an hour later finds the checkpoints on one host only.
-  void check_shared_output_dir() {
-    const fs::path marker = fs::path(options_.output_dir) / ".t2t-shared-check";
-    std::string token;
-    if (chief_) {
-      token = std::to_string(std::random_device{}()) + "-" + std::to_string(::getpid());
-      write_file_atomic(marker.string(), token);
-    }
-    // A collective: the chief's file is written before anyone looks.
-    const std::string want = communicator_->all_gather_strings(token)[0];
-    std::string seen;
-    try {
-      seen = read_file(marker.string());
-    } catch (const Error&) {
-    }
-    const std::string mine =
-        seen == want ? std::string()
-                     : "worker " + std::to_string(worker_.rank) + " (host " + host_name() + ") " +
-                           (seen.empty() ? "finds no " : "finds another run's ") +
-                           marker.string();
-    std::vector<std::string> problems;
-    for (const std::string& p : communicator_->all_gather_strings(mine))
-      if (!p.empty()) problems.push_back(p);
-    if (chief_) {
-      std::error_code ec;
-      fs::remove(marker, ec);
-    }
-    if (!problems.empty())
-      throw Error("--output_dir=" + options_.output_dir + " is not one directory that every "
-                  "worker sees: " + join(problems, "; ") + ", which worker 0 wrote. Worker 0 "
-                  "alone writes checkpoints there and every worker resumes from them: put it "
-                  "on a file system all machines share");
-  }
-
-  void synchronize_workers() {
-    check_shared_output_dir();
-    // Workers that resumed from different steps would run different numbers
-    // of steps and wait on each other for ever.
-    at::Tensor chief_step = torch::tensor({step_}, torch::kInt64).to(communicator_->device());
-    communicator_->broadcast(chief_step);
-    const int64_t chief_found = chief_step.cpu().item<int64_t>();
-    if (chief_found != step_)
-      throw Error("worker " + std::to_string(worker_.rank) + " found step " +
-                  std::to_string(step_) + " in --output_dir=" + options_.output_dir +
-                  " but worker 0 found step " + std::to_string(chief_found) +
-                  ": every worker must see the same --output_dir (a shared file system)");
-    // Identical starting weights, then distinct dropout masks per worker:
-    // each worker's own stream where the checkpoint saved one per worker.
-    torch::NoGradGuard no_grad;
-    for (auto& p : model_->parameters()) communicator_->broadcast(p);
-    for (auto& b : model_->buffers()) communicator_->broadcast(b);
-    if (static_cast<int>(saved_random_states_.size()) == worker_.world_size) {
-      set_cpu_rng_state(saved_random_states_[static_cast<size_t>(worker_.rank)]);
-      return;
-    }
-    if (chief_ && !latest_.empty())
-      spdlog::warn("{} holds the random states of {} worker(s), this run has {}: dropout is "
-                   "reseeded by worker and step, so the run will not repeat an uninterrupted "
-                   "one exactly",
-                   latest_, saved_random_states_.size(), worker_.world_size);
-    torch::manual_seed(options_.seed + 1000003ull * static_cast<uint64_t>(worker_.rank) +
-                       static_cast<uint64_t>(step_));
   }
 
   void log_model() const {
@@ -393,195 +109,6 @@ class TrainingRun {
                  info_.shared_vocabulary ? " (shared)" : "");
   }
 
-  // Every worker takes part (the chief gathers their input positions and
-  // random states); the chief alone writes.
-  void save(const BatchReader& reader, const TrainStep& train_step) {
-    std::vector<std::string> states{reader.state().to_yaml()};
-    std::vector<std::string> random_states;
-    std::vector<std::string> cuda_states;
-    if (device_.is_cuda()) cuda_states.push_back(cuda_rng_state(cuda_index()));
-    if (communicator_) {
-      states = communicator_->all_gather_strings(states.front());
-      random_states = communicator_->all_gather_strings(cpu_rng_state());
-      if (device_.is_cuda()) cuda_states = communicator_->all_gather_strings(cuda_states.front());
-    }
-    by_chief("the writing of the checkpoint of step " + std::to_string(step_),
-             [&] { write_checkpoint(train_step, states, random_states, cuda_states); });
-    saved_step_ = step_;
-  }
-
-  // Work the chief does alone: with other workers, they wait for it however
-  // long it takes (Communicator::chief_alone, which runs `work` on the
-  // chief only); a single process just does it.
-  void by_chief(const std::string& what, const std::function<void()>& work) {
-    if (communicator_)
-      communicator_->chief_alone(what, work);
-    else
-      work();
-  }
-
-  void write_checkpoint(const TrainStep& train_step, const std::vector<std::string>& states,
-                        std::vector<std::string>& random_states,
-                        std::vector<std::string>& cuda_states) {
-    CheckpointMeta meta;
-    meta.step = step_;
-    meta.hparams_yaml = hp_.to_yaml();
-    meta.reader_state = join_reader_states(states);
-    meta.worker_rng_states = std::move(random_states);
-    meta.worker_cuda_rng_states = std::move(cuda_states);
-    if (train_step.scales_loss()) {
-      meta.loss_scale = train_step.loss_scale();
-      meta.loss_scale_good_steps = train_step.loss_scale_good_steps();
-    }
-    saved_path_ = save_checkpoint(options_.output_dir, *model_, optimizer_.get(), meta,
-                                  options_.keep_checkpoint_max);
-    spdlog::info("saved {}", saved_path_);
-  }
-
-  // The chief evaluates alone (the others wait at their next collective);
-  // it logs and writes the eval events and returns the metrics by name
-  // (eval_metrics.h). Empty on the other workers.
-  EvalMetrics evaluate_and_log() {
-    if (!chief_) return {};
-    Stopwatch timer;
-    const EvalResult r = evaluate(*model_, *problem_, options_.data_dir, hp_,
-                                  options_.eval_steps, options_.seed, device_);
-    spdlog::info("eval at step {}: loss {:.4f}, accuracy {:.4f}, top-5 {:.4f}, "
-                 "neg_log_perplexity {:.4f}, approx BLEU {:.4f} (argmax ids vs labels, not a "
-                 "real BLEU) ({} tokens, {:.1f} s)",
-                 step_, r.loss, r.accuracy, r.accuracy_top5, -r.loss, r.approx_bleu, r.tokens,
-                 timer.seconds());
-    EvalMetrics metrics{{"loss", r.loss},
-                        {"accuracy", r.accuracy},
-                        {"accuracy_top5", r.accuracy_top5},
-                        {"neg_log_perplexity", -r.loss},
-                        {"approx_bleu_score", r.approx_bleu}};
-    if (options_.extra_evaluation) {
-      EvalMetrics extra;
-      {
-        torch::NoGradGuard no_grad;
-        extra = options_.extra_evaluation(model_, step_);
-      }
-      model_->train();
-      for (const auto& [name, value] : extra) {
-        const EvalMetricInfo* info = find_eval_metric(name);
-        spdlog::info("eval at step {}: {} {:.4f}", step_, info ? info->event_tag : name, value);
-        metrics[name] = value;
-      }
-    }
-    std::vector<std::pair<std::string, double>> scalars;
-    for (const auto& [name, value] : metrics) {
-      const EvalMetricInfo* info = find_eval_metric(name);
-      scalars.emplace_back(info ? info->event_tag : name, value);
-    }
-    eval_events_->add_scalars(step_, scalars);
-    eval_events_->flush();
-    return metrics;
-  }
-
-  // The eval events, and what the run made of its evaluations so far, read
-  // back on a restart (chief only: it alone evaluates).
-  void open_eval_records() {
-    eval_events_.emplace((fs::path(options_.output_dir) / "eval").string());
-    decisions_.emplace(options_, step_);
-  }
-
-  // The chief evaluates and decides (eval_decisions.h); every worker gets
-  // the decision: whether this step is the best so far (it then needs a
-  // checkpoint), whether training stops here.
-  EvalDecisions::Decision evaluate_and_decide() {
-    EvalDecisions::Decision d;
-    by_chief("the evaluation at step " + std::to_string(step_),
-             [&] { d = decisions_->add(step_, evaluate_and_log()); });
-    const std::vector<bool> agreed = any_worker({d.new_best, d.stop});
-    return {agreed[0], agreed[1]};
-  }
-
-  // Copies the checkpoint of this step (saved_path_) into best/.
-  void record_best() {
-    by_chief("the copy of step " + std::to_string(step_) + " into best/",
-             [&] { decisions_->keep_best(saved_path_, step_); });
-  }
-
-  // True where any worker said true. Decisions taken on one worker (the
-  // chief's clock and evaluations) reach every worker at the same step
-  // this way: they must all save, and stop, together.
-  std::vector<bool> any_worker(const std::vector<bool>& flags) {
-    if (!communicator_) return flags;
-    const std::vector<double> mine(flags.begin(), flags.end());
-    at::Tensor t = torch::tensor(mine, torch::kFloat64).to(communicator_->device());
-    communicator_->all_reduce_sum(t);
-    t = t.cpu().contiguous();
-    const double* sums = t.data_ptr<double>();
-    std::vector<bool> out(flags.size());
-    for (size_t i = 0; i < flags.size(); ++i) out[i] = sums[i] > 0;
-    return out;
-  }
-
-  // Non-finite steps were skipped on the device; too many in a row stop the
-  // run with the last good checkpoint named.
-  void check_nonfinite(const StepReport& r, int64_t step) {
-    if (r.overflow > 0)
-      spdlog::debug("by step {}: {} fp16 gradient overflow(s), their updates skipped", step,
-                    r.overflow);
-    if (r.nonfinite == 0) return;
-    nonfinite_total_ += r.nonfinite;
-    spdlog::warn("by step {}: {} step(s) with a non-finite loss or gradient, their updates "
-                 "skipped ({} in a row now, {} in all)",
-                 step, r.nonfinite, r.nonfinite_run, nonfinite_total_);
-    if (r.max_nonfinite_run < options_.max_nonfinite_steps) return;
-    const std::string last = latest_checkpoint(options_.output_dir);
-    throw Error("training stopped at step " + std::to_string(step) + ": " +
-                std::to_string(r.max_nonfinite_run) +
-                " steps in a row gave a non-finite loss or gradient (--max_nonfinite_steps=" +
-                std::to_string(options_.max_nonfinite_steps) + "); their updates were skipped. " +
-                (last.empty() ? std::string("No checkpoint was written yet.")
-                              : "The last good checkpoint is " + last + ".") +
-                " Lower the learning rate (learning_rate_constant / learning_rate), raise "
-                "learning_rate_warmup_steps, or set clip_grad_norm.");
-  }
-
-  // A report of the steps up to `step`, started by start_report().
-  struct PendingReport {
-    int64_t step = 0;
-    double lr = 0;            // the rate of that step, for the progress line
-    bool log = false;         // ends with a progress line
-    bool flags[2] = {false, false};  // save time, stop (one worker; else on the device)
-  };
-
-  // Starts copying the steps' outcomes off the device; the workers' save
-  // and stop flags travel with them (summed over the workers first).
-  PendingReport start_report(TrainStep& train_step, double lr, bool log, bool save_time) {
-    PendingReport p;
-    p.step = step_;
-    p.lr = lr;
-    p.log = log;
-    p.flags[0] = save_time;
-    p.flags[1] = stop_requested();
-    if (!communicator_) {
-      train_step.stats().snapshot();
-      return p;
-    }
-    at::Tensor flags = torch::tensor({p.flags[0] ? 1.0 : 0.0, p.flags[1] ? 1.0 : 0.0},
-                                     torch::kFloat64)
-                           .to(communicator_->device());
-    communicator_->all_reduce_sum_async(flags)->wait();
-    train_step.stats().snapshot({flags.select(0, 0), flags.select(0, 1)});
-    return p;
-  }
-
-  // Reads a started report: logs, checks non-finite steps, and returns the
-  // agreed {save time, stop}.
-  std::array<bool, 2> finish_report(TrainStep& train_step, const PendingReport& p,
-                                    ProgressLog& progress, EventWriter* events) {
-    const StepReport r = train_step.stats().take();
-    progress.add(r);
-    check_nonfinite(r, p.step);
-    if (p.log) progress.log(p.step, options_.train_steps, p.lr, worker_.world_size, events);
-    if (r.extra.size() == 2) return {r.extra[0] > 0, r.extra[1] > 0};
-    return {p.flags[0], p.flags[1]};
-  }
-
   BatchReader make_reader() const {
     ReaderOptions read = reader_options(hp_, true, problem_->reversed(), options_.seed);
     read.worker = worker_.rank;
@@ -589,12 +116,13 @@ class TrainingRun {
     read.pin_memory = device_.is_cuda();
     // A fresh start after a resume that could not restore the position must
     // not replay the first batches again.
-    if (!latest_.empty() && !reader_state_) read.seed += static_cast<uint64_t>(step_);
+    if (!start_.latest.empty() && !start_.reader_state)
+      read.seed += static_cast<uint64_t>(step_);
     return BatchReader(problem_->data_filepaths(options_.data_dir, "train"), batching_scheme(hp_),
-                       read, reader_state_);
+                       read, start_.reader_state);
   }
 
-  void train() {
+  void train(RunCheckpoints& checkpoints, RunEvaluations& evaluations) {
     const int64_t accumulate =
         std::max<int64_t>(1, hp_.get_int("optimizer_multistep_accumulate_steps"));
     BatchReader reader = make_reader();
@@ -605,13 +133,13 @@ class TrainingRun {
                                    : options_.local_eval_frequency;
     const bool evaluating = options_.schedule == "continuous_train_and_eval";
     TrainStep train_step(*model_, *optimizer_, hp_, device_, options_.mixed_precision,
-                         communicator_.get());
+                         workers_.communicator());
     if (options_.mixed_precision != "none")
       spdlog::info("mixed precision: {} autocast{}", options_.mixed_precision,
                    options_.mixed_precision == "fp16" ? " with dynamic loss scaling" : "");
-    if (saved_loss_scale_ > 0 &&
-        train_step.restore_loss_scale(saved_loss_scale_, saved_loss_scale_good_steps_))
-      spdlog::info("fp16 loss scale {} taken up from {}", saved_loss_scale_, latest_);
+    if (start_.loss_scale > 0 &&
+        train_step.restore_loss_scale(start_.loss_scale, start_.loss_scale_good_steps))
+      spdlog::info("fp16 loss scale {} taken up from {}", start_.loss_scale, start_.latest);
     if (accumulate > 1)
       spdlog::info("gradient accumulation: one update every {} batches (a step is a batch, as "
                    "in T2T)",
@@ -630,12 +158,12 @@ class TrainingRun {
                    "and replayed after");
     }
     const int64_t first_step = step_;
-    if (stopped_early_before()) return;
-    ProgressLog progress(step_);
+    if (evaluations.stopped_early_before(step_)) return;
+    EventWriter* events = train_events ? &*train_events : nullptr;
+    StepReporter reports(options_, worker_.world_size, workers_.communicator(), step_, events);
     Stopwatch since_save;
     std::vector<Batch> batches;
-    std::optional<PendingReport> pending;
-    EventWriter* events = train_events ? &*train_events : nullptr;
+    std::optional<StepReporter::PendingReport> pending;
     while (step_ < options_.train_steps) {
       batches.clear();
       for (int64_t i = 0; i < accumulate; ++i) batches.push_back(*reader.next());
@@ -655,10 +183,10 @@ class TrainingRun {
       // the report, summed over the workers.
       std::array<bool, 2> agreed{false, false};
       if (pending) {
-        agreed = finish_report(train_step, *pending, progress, events);
+        agreed = reports.finish_report(train_step, *pending);
         pending.reset();
       }
-      if (!communicator_) {
+      if (!workers_.communicator()) {
         // One worker agrees with itself: a signal or the clock is acted on
         // at once, as slow CPU steps would otherwise delay it by seconds.
         agreed[0] = agreed[0] || (options_.save_checkpoints_secs > 0 &&
@@ -670,15 +198,15 @@ class TrainingRun {
       if (last || stop || log_now || crossed(step_, accumulate, kReportEvery)) {
         const bool save_time = chief_ && options_.save_checkpoints_secs > 0 &&
                                since_save.seconds() >= options_.save_checkpoints_secs;
-        pending = start_report(train_step, lr, log_now || last || stop, save_time);
+        pending = reports.start_report(train_step, step_, lr, log_now || last || stop, save_time);
         if (last || stop) {
-          const auto now = finish_report(train_step, *pending, progress, events);
+          const auto now = reports.finish_report(train_step, *pending);
           agreed[0] = agreed[0] || now[0];
           pending.reset();
         }
       }
       if (crossed(step_, accumulate, save_every) || last || agreed[0] || stop) {
-        save(reader, train_step);
+        checkpoints.save(reader, train_step, step_);
         since_save.restart();
       }
       if (stop) {
@@ -687,24 +215,22 @@ class TrainingRun {
           spdlog::info("stopped at step {} of {} ({}): saved {}; the same command "
                        "resumes from there",
                        step_, options_.train_steps,
-                       reason.empty() ? "a stop asked of another worker" : reason, saved_path_);
+                       reason.empty() ? "a stop asked of another worker" : reason,
+                       checkpoints.saved_path());
         }
         break;
       }
       if (evaluating && (crossed(step_, accumulate, options_.local_eval_frequency) || last)) {
-        const EvalDecisions::Decision d = evaluate_and_decide();
+        const EvalDecisions::Decision d = evaluations.evaluate_and_decide(step_);
         // The best step gets a checkpoint even off the saving cadence, and
         // so does the step training stops at.
-        if ((d.new_best || d.stop) && saved_step_ != step_) {
-          save(reader, train_step);
+        if ((d.new_best || d.stop) && checkpoints.saved_step() != step_) {
+          checkpoints.save(reader, train_step, step_);
           since_save.restart();
         }
-        if (d.new_best) record_best();
+        if (d.new_best) evaluations.record_best(checkpoints.saved_path(), step_);
         if (d.stop) {
-          if (chief_)
-            spdlog::info("early stopping at step {}: {}. Last checkpoint {}{}", step_,
-                         decisions_->stop_reason().value_or(""), saved_path_,
-                         decisions_->best_summary());
+          evaluations.log_early_stop(step_, checkpoints.saved_path());
           break;
         }
       }
@@ -716,23 +242,6 @@ class TrainingRun {
                    train_step.static_shapes());
   }
 
-  // A run that early stopping ended, started again as it was: it stops at
-  // once, saying why, rather than train until the next evaluation to find
-  // the same.
-  bool stopped_early_before() {
-    if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
-      return false;
-    const std::optional<std::string> why = chief_ ? decisions_->stop_reason() : std::nullopt;
-    if (!any_worker({why.has_value()})[0]) return false;
-    if (chief_)
-      spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
-                   "raise --eval_early_stopping_steps or lower "
-                   "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it "
-                   "off){}",
-                   step_, *why, decisions_->best_summary());
-    return true;
-  }
-
   const TrainOptions& options_;
   const HParams& hp_;
   const WorkerEnv worker_;
@@ -740,20 +249,11 @@ class TrainingRun {
   const torch::Device device_;
   std::unique_ptr<Problem> problem_;
   FeatureInfo info_;
-  std::unique_ptr<Communicator> communicator_;
+  WorkerGroup workers_;
   std::shared_ptr<T2TModel> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::string latest_;  // the checkpoint resumed from; empty: a fresh run
+  ResumePoint start_;  // where the run started (resume.h)
   int64_t step_ = 0;
-  std::optional<ReaderState> reader_state_;
-  std::vector<std::string> saved_random_states_;
-  double saved_loss_scale_ = 0;  // 0: the checkpoint had none
-  int64_t saved_loss_scale_good_steps_ = 0;
-  std::optional<EventWriter> eval_events_;
-  std::optional<EvalDecisions> decisions_;  // chief only
-  int64_t saved_step_ = -1;  // the step of the newest checkpoint of this run
-  std::string saved_path_;   // its file (chief only)
-  int64_t nonfinite_total_ = 0;
 };
 
 }  // namespace
