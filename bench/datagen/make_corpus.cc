@@ -6,7 +6,7 @@
 // sentences of 24 +- 10 words; commas, numbers, final punctuation), drawn
 // with a faster generator. The sentences mean nothing.
 //
-//   g++ -O2 -std=c++17 -o make_corpus make_corpus.cc
+//   g++ -O2 -std=c++17 -I. -o make_corpus bench/datagen/make_corpus.cc   # from the root
 //   ./make_corpus --pairs 25000000 --out DIR   # DIR/train.en, train.zh, dev.en, dev.zh
 #include <algorithm>
 #include <cmath>
@@ -18,18 +18,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "t2t/core/hash.h"
+
 namespace {
 
-// splitmix64: fast, and good enough for made-up text.
+// t2t's SplitMix64: fast, and good enough for made-up text.
 struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (next() >> 11) * 0x1.0p-53; }
+  t2t::SplitMix64 bits;
+  double uniform() { return (bits.next() >> 11) * 0x1.0p-53; }
   int below(int n) { return static_cast<int>(uniform() * n); }
   double gauss(double mean, double sd) {  // Box-Muller
     const double u = std::max(uniform(), 1e-300), v = uniform();
@@ -176,7 +172,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: make_corpus --pairs N [--dev N] [--seed S] --out DIR\n");
     return 2;
   }
-  Generator g{Rng{seed}, {}, {}};
+  Generator g{Rng{t2t::SplitMix64(seed)}, {}, {}};
   g.en = english_words(g.rng, 30000);
   g.zh = chinese_words(g.rng, 30000);
   write_split(g, out, "train", pairs);

@@ -26,7 +26,7 @@ DATAGEN="$BUILD/t2t-datagen"
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 1; }
 
 mkdir -p "$WORK"
-g++ -O2 -std=c++17 -o "$WORK/make_corpus" "$ROOT/bench/datagen/make_corpus.cc"
+g++ -O2 -std=c++17 -I "$ROOT" -o "$WORK/make_corpus" "$ROOT/bench/datagen/make_corpus.cc"
 
 # Largest size in bytes of `dir` seen while the process `pid` runs.
 watch_disk() {
