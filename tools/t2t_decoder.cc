@@ -192,7 +192,7 @@ int decode(const cxxopts::ParseResult& flags) {
   }
   print_profile();
   if (!reference.empty()) {
-    const auto refs = t2t::read_records(reference, options.delimiter, "--decode_reference");
+    const auto refs = t2t::read_records(reference, options.delimiter, "decode_reference");
     std::cout << t2t::bleu_report(outcome.hypotheses, refs, "--decode_reference=" + reference);
   } else if (!outcome.references.empty()) {
     std::cout << t2t::bleu_report(outcome.hypotheses, outcome.references,

@@ -1,5 +1,6 @@
 // t2t._t2t: the native half of the Python package. Errors of the library
-// (t2t::Error) become t2t.Error, a RuntimeError, with the library's message.
+// (t2t::Error) become t2t.Error, a RuntimeError, with the library's message;
+// an OptionError names its options as the keyword arguments spell them.
 #include <pybind11/pybind11.h>
 
 #include "python/src/bindings.h"
@@ -8,10 +9,31 @@
 
 namespace py = pybind11;
 
+namespace {
+
+// The library's option names that the Python API spells otherwise.
+std::string keyword_spelling(const std::string& option) {
+  if (option == "decode_from_file") return "source";
+  if (option == "score_file") return "path";
+  return option;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_t2t, m) {
   m.doc() = "The C++ core of t2t (use the t2t package, not this module).";
   m.attr("__version__") = T2T_VERSION;
-  py::register_exception<t2t::Error>(m, "Error", PyExc_RuntimeError);
+  // A handle: the module's attribute keeps the type alive.
+  static py::handle error =
+      py::register_exception<t2t::Error>(m, "Error", PyExc_RuntimeError).ptr();
+  // Tried before the one above (pybind11 tries the newest first).
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const t2t::OptionError& e) {
+      PyErr_SetString(error.ptr(), e.render(keyword_spelling).c_str());
+    }
+  });
   t2t::python::bind_logging(m);
   t2t::python::bind_translator(m);
   t2t::python::bind_data(m);

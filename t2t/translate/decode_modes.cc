@@ -54,7 +54,7 @@ void log_summary(const Decoder& decoder, const Stopwatch& clock, int64_t sentenc
   if (c.invalid_utf8 > 0)
     spdlog::warn("{} inputs held invalid UTF-8, replaced by U+FFFD before decoding", c.invalid_utf8);
   if (c.truncated > 0)
-    spdlog::warn("{} inputs were longer than --decode_hparams max_input_size and were cut",
+    spdlog::warn("{} inputs were longer than the decode hparam max_input_size and were cut",
                  c.truncated);
 }
 
@@ -110,12 +110,12 @@ std::string decode_filename(const std::string& base, const OutputNaming& naming,
 }
 
 std::vector<std::string> read_records(const std::string& path, const std::string& delimiter,
-                                      const std::string& flag) {
+                                      const std::string& option) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(flag + "=" + path + ": cannot open the file");
+  if (!in) throw OptionError(option, "{" + option + "}=" + path + ": cannot open the file");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw Error(flag + "=" + path + ": error while reading");
+  if (in.bad()) throw OptionError(option, "{" + option + "}=" + path + ": error while reading");
   const std::string all = text.str();
   std::vector<std::string> records;
   size_t start = 0;
@@ -136,7 +136,7 @@ DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
                           const std::string& output_path, const ProgressFn& progress) {
   const Stopwatch clock;
   DecodeOutcome outcome;
-  outcome.sources = read_records(input_path, decoder.options().delimiter, "--decode_from_file");
+  outcome.sources = read_records(input_path, decoder.options().delimiter, "decode_from_file");
   outcome.output_path = output_path;
   spdlog::info("decoding {} lines of {} into {}", outcome.sources.size(), input_path, output_path);
   std::vector<std::vector<int64_t>> ids;

@@ -35,9 +35,10 @@ std::string decode_filename(const std::string& base, const OutputNaming& naming,
 
 // The records of a text file as T2T reads them: split at `delimiter`, a
 // final empty record (the file's last line break) dropped. Throws
-// t2t::Error naming `flag` and the path when the file cannot be read.
+// OptionError naming `option` (the option that gave the path) and the path
+// when the file cannot be read.
 std::vector<std::string> read_records(const std::string& path, const std::string& delimiter,
-                                      const std::string& flag);
+                                      const std::string& option);
 
 // Best hypotheses, and what they are compared with.
 struct DecodeOutcome {

@@ -23,37 +23,45 @@ DevBleu::DevBleu(const std::string& problem, const std::string& data_dir, DevBle
   if (!ends_with(options_.decodes_path, ".decodes"))
     throw Error("the BLEU decodes file must end in .decodes, got " + options_.decodes_path);
   if (options_.decode.num_samples == 0)
-    throw Error("num_samples=0 in --decode_hparams leaves --eval_bleu nothing to score; give a "
-                "positive number, or -1 for the whole dev split");
+    throw OptionError("num_samples", "{num_samples}=0 leaves {eval_bleu} nothing to score; give a "
+                                     "positive number, or -1 for the whole dev split");
   encoders_ = problem_->feature_encoders(data_dir_);
   if (!options_.source_file.empty()) {
     if (options_.reference_file.empty())
-      throw Error("--decode_from_file=" + options_.source_file +
-                  " needs --decode_reference: BLEU compares with the reference translations");
+      throw OptionError("decode_reference", "{decode_from_file}=" + options_.source_file +
+                                                " needs {decode_reference}: BLEU compares with "
+                                                "the reference translations");
     if (options_.decode.num_samples >= 0)
-      throw Error("num_samples in --decode_hparams caps the dev split; --decode_from_file=" +
-                  options_.source_file + " is decoded whole: give a shorter file instead");
+      throw OptionError("num_samples", "{num_samples} caps the dev split; {decode_from_file}=" +
+                                           options_.source_file +
+                                           " is decoded whole: give a shorter file instead");
     const auto sources =
-        read_records(options_.source_file, options_.decode.delimiter, "--decode_from_file");
+        read_records(options_.source_file, options_.decode.delimiter, "decode_from_file");
     references_ =
-        read_records(options_.reference_file, options_.decode.delimiter, "--decode_reference");
+        read_records(options_.reference_file, options_.decode.delimiter, "decode_reference");
     if (sources.size() != references_.size())
-      throw Error("--decode_from_file=" + options_.source_file + " has " +
-                  std::to_string(sources.size()) + " lines but --decode_reference=" +
-                  options_.reference_file + " has " + std::to_string(references_.size()) +
-                  "; BLEU needs one reference per source line");
+      throw OptionError("decode_reference",
+                        "{decode_from_file}=" + options_.source_file + " has " +
+                            std::to_string(sources.size()) + " lines but {decode_reference}=" +
+                            options_.reference_file + " has " +
+                            std::to_string(references_.size()) +
+                            "; BLEU needs one reference per source line");
     if (sources.empty())
-      throw Error("--decode_from_file=" + options_.source_file + " is empty: nothing to score");
+      throw OptionError("decode_from_file", "{decode_from_file}=" + options_.source_file +
+                                                " is empty: nothing to score");
     return;
   }
   if (!options_.reference_file.empty())
-    throw Error("--decode_reference=" + options_.reference_file +
-                " needs --decode_from_file: the dev split brings its own references");
+    throw OptionError("decode_from_file", "{decode_reference}=" + options_.reference_file +
+                                              " needs {decode_from_file}: the dev split brings "
+                                              "its own references");
   for (const auto& path : problem_->data_filepaths(data_dir_, "dev"))
     if (!fs::exists(path))
-      throw Error("--eval_bleu decodes the dev split, but " + path + " is missing; run "
-                  "t2t-datagen --problem=" + problem_->name() + " --data_dir=" + data_dir_ +
-                  " first, or give --decode_from_file and --decode_reference");
+      throw OptionError("eval_bleu", "{eval_bleu} decodes the dev split, but " + path +
+                                         " is missing; run t2t-datagen --problem=" +
+                                         problem_->name() + " --data_dir=" + data_dir_ +
+                                         " first, or give {decode_from_file} and "
+                                         "{decode_reference}");
 }
 
 double DevBleu::score(const std::shared_ptr<T2TModel>& model, int64_t step) {
@@ -71,7 +79,7 @@ double DevBleu::score(const std::shared_ptr<T2TModel>& model, int64_t step) {
     source = options_.source_file;
   }
   if (outcome.hypotheses.empty())
-    throw Error("--eval_bleu: " + source + " gave no sentences to score");
+    throw OptionError("eval_bleu", "{eval_bleu}: " + source + " gave no sentences to score");
   SacreBleuOptions bleu_options;
   bleu_options.tokenize = default_tokenizer_for(outcome.references);
   const SacreBleuResult bleu = corpus_bleu(outcome.hypotheses, outcome.references, bleu_options);

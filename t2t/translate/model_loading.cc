@@ -77,9 +77,10 @@ LoadedModel load_model(const Problem& problem, const std::string& model_name,
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
   } else {
     auto does_not_fit = [&](const Error& e) {
-      return Error("checkpoint " + loaded.checkpoint + " does not fit model '" + model_name +
-                   "' as built from the run's hparams.yaml, --hparams and the vocabularies in " +
-                   data_dir + ": " + e.what());
+      return OptionError("checkpoint", "checkpoint " + loaded.checkpoint + " does not fit model '" +
+                                           model_name + "' as built from the run's hparams.yaml, "
+                                           "{hparams} and the vocabularies in " + data_dir +
+                                           ": " + e.what());
     };
     CheckpointMeta meta;
     TensorMap tensors;

@@ -13,15 +13,15 @@ namespace t2t {
 
 HParams t2t_json_hparams(const std::string& set_name, const std::string& t2t_json) {
   if (set_name.empty())
-    throw Error("name the hparams set " + t2t_json + " was made from (--hparams_set, e.g. "
-                "transformer_base)");
+    throw OptionError("hparams_set", "name the hparams set " + t2t_json + " was made from "
+                                     "({hparams_set}, e.g. transformer_base)");
   HParams hp = resolve_hparams(set_name, "", "");
   const T2THparamsJson applied = apply_t2t_hparams_json(hp, t2t_json);
   if (!applied.changed.empty())
-    spdlog::info("{} differs from --hparams_set={} in {} value(s), taken from the file: {}",
+    spdlog::info("{} differs from the hparams set {} in {} value(s), taken from the file: {}",
                  t2t_json, set_name, applied.changed.size(), join(applied.changed, "; "));
   if (!applied.unusable.empty())
-    spdlog::warn("{}: kept --hparams_set={}'s value of {}", t2t_json, set_name,
+    spdlog::warn("{}: kept the hparams set {}'s value of {}", t2t_json, set_name,
                  join(applied.unusable, "; "));
   spdlog::debug("{}: {} key(s) t2t has no hparam for: {}", t2t_json, applied.unknown.size(),
                 join(applied.unknown, ", "));
@@ -38,14 +38,15 @@ HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& re
     // How T2T trained (bfloat16 activations, say) is no request of this
     // caller: decoding runs as its quantize setting says.
     if (hp.has("activation_dtype") && hp.get_string("activation_dtype") != "float32") {
-      spdlog::info("{}: trained with activation_dtype={}; decoding computes as --quantize says",
+      spdlog::info("{}: trained with activation_dtype={}; decoding computes as its quantization "
+                   "says",
                    t2t_json, hp.get_string("activation_dtype"));
       hp.set("activation_dtype", "float32");
     }
   } else if (!std::filesystem::exists(saved)) {
     if (request.set_name.empty())
-      throw Error("no " + saved + " found: name the hparams set the run was trained with "
-                  "(--hparams_set, e.g. transformer_base)");
+      throw OptionError("hparams_set", "no " + saved + " found: name the hparams set the run was "
+                                       "trained with ({hparams_set}, e.g. transformer_base)");
     return resolve_hparams(request.set_name, request.file, request.overrides);
   } else {
     hp = HParams::from_yaml_file(saved);
@@ -67,11 +68,13 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
   if (!hp.has("activation_dtype") || !hp.overridden("activation_dtype")) return;
   const std::string dtype = hp.get_string("activation_dtype");
   if (dtype != "float32")
-    throw Error("hparam activation_dtype=" + dtype + " (from " +
-                hp.override_source("activation_dtype") + ") applies to training (autocast, "
-                "as t2t-trainer --mixed_precision); decoding computes in float32 unless "
-                "--quantize says otherwise. Leave it out and give --quantize=bf16 (or, on "
-                "the CPU, int8) for a faster decoding");
+    throw OptionError("quantize", "hparam activation_dtype=" + dtype + " (from " +
+                                      hp.override_source("activation_dtype") +
+                                      ") applies to training (autocast, as t2t-trainer "
+                                      "--mixed_precision); decoding computes in float32 unless "
+                                      "{quantize} says otherwise. Leave it out and give "
+                                      "{quantize}=bf16 (or, on the CPU, int8) for a faster "
+                                      "decoding");
 }
 
 }  // namespace t2t

@@ -13,7 +13,7 @@ namespace t2t {
 
 std::vector<double> score_file(Decoder& decoder, const std::string& path) {
   const Stopwatch clock;
-  const auto lines = read_records(path, "\n", "--score_file");
+  const auto lines = read_records(path, "\n", "score_file");
   std::vector<std::vector<int64_t>> sources, targets;
   sources.reserve(lines.size());
   targets.reserve(lines.size());
@@ -21,7 +21,7 @@ std::vector<double> score_file(Decoder& decoder, const std::string& path) {
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string line = lines[i];
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = "--score_file=" + path + " line " + std::to_string(i + 1);
+    const std::string where = "score file " + path + " line " + std::to_string(i + 1);
     const size_t tab = line.find('\t');
     if (tab == std::string::npos)
       throw Error(where + " has no TAB: each line must be 'input<TAB>target'");

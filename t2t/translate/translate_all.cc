@@ -71,14 +71,15 @@ std::string translation_path(const std::string& translations_dir, const std::str
 TranslateAllResult translate_all(const TranslateAllSpec& spec) {
   const std::string& model_dir = spec.translator.output_dir;
   if (!fs::is_directory(model_dir))
-    throw Error("--model_dir=" + model_dir + " is not a directory; give the run's "
-                "--output_dir of t2t-trainer");
+    throw OptionError("model_dir", "{model_dir}=" + model_dir + " is not a directory; give the "
+                                   "run's directory, t2t-trainer's --output_dir");
   if (!fs::exists(spec.source))
-    throw Error("--source=" + spec.source + " does not exist");
+    throw OptionError("source", "{source}=" + spec.source + " does not exist");
   std::error_code ec;
   fs::create_directories(spec.translations_dir, ec);
   if (ec)
-    throw Error("cannot create --translations_dir=" + spec.translations_dir + ": " + ec.message());
+    throw OptionError("translations_dir", "cannot create {translations_dir}=" +
+                                              spec.translations_dir + ": " + ec.message());
 
   TranslateAllResult result;
   std::set<int64_t> seen;
@@ -133,12 +134,13 @@ TranslateAllResult translate_all(const TranslateAllSpec& spec) {
     }
   }
   if (result.translated + result.skipped == 0)
-    throw Error("--model_dir=" + model_dir + " holds no checkpoint (model.ckpt-N.pt, or "
-                "T2T's model.ckpt-N.index)" +
-                (spec.min_steps > 0 ? " of at least --min_steps=" + std::to_string(spec.min_steps) +
-                                          " steps"
-                                    : std::string()) +
-                "; train there first with t2t-trainer");
+    throw OptionError("model_dir", "{model_dir}=" + model_dir + " holds no checkpoint "
+                                   "(model.ckpt-N.pt, or T2T's model.ckpt-N.index)" +
+                                       (spec.min_steps > 0 ? " of at least {min_steps}=" +
+                                                                 std::to_string(spec.min_steps) +
+                                                                 " steps"
+                                                           : std::string()) +
+                                       "; train there first with t2t-trainer");
   return result;
 }
 
