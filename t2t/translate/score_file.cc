@@ -21,18 +21,23 @@ std::vector<double> score_file(Decoder& decoder, const std::string& path) {
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string line = lines[i];
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = "score file " + path + " line " + std::to_string(i + 1);
+    const std::string line_no = " line " + std::to_string(i + 1);
+    const std::string where = "score file " + path + line_no;
+    // The file is an option of the caller's: its errors name the option the
+    // way the front end spells it (--score_file=... or path=...).
+    const auto bad = [&](const std::string& what) {
+      return OptionError("score_file", "{score_file}=" + path + line_no + " " + what);
+    };
     const size_t tab = line.find('\t');
-    if (tab == std::string::npos)
-      throw Error(where + " has no TAB: each line must be 'input<TAB>target'");
+    if (tab == std::string::npos) throw bad("has no TAB: each line must be 'input<TAB>target'");
     if (line.find('\t', tab + 1) != std::string::npos)
-      throw Error(where + " has more than one TAB: each line must be 'input<TAB>target'");
+      throw bad("has more than one TAB: each line must be 'input<TAB>target'");
     sources.push_back(decoder.encode_source(line.substr(0, tab), where));
     targets.push_back(decoder.encode_target(line.substr(tab + 1)));
     if (sources.back().empty())
-      throw Error(where + " has an empty input (before the TAB); every pair needs both sides");
+      throw bad("has an empty input (before the TAB); every pair needs both sides");
     if (targets.back().empty())
-      throw Error(where + " has an empty target (after the TAB); every pair needs both sides");
+      throw bad("has an empty target (after the TAB); every pair needs both sides");
     target_tokens += static_cast<int64_t>(targets.back().size());
   }
   spdlog::info("scoring {} pairs of {}", lines.size(), path);

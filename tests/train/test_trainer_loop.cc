@@ -217,7 +217,7 @@ TEST_CASE("t2t-trainer --eval_bleu with --decode_from_file scores against --deco
                                                    " --decode_reference=" + ref +
                                                    " --decode_hparams=num_samples=3"));
   CHECK(capped.exit_code == 1);
-  CHECK_THAT(capped.output, Catch::Contains("num_samples in --decode_hparams caps the dev split"));
+  CHECK_THAT(capped.output, Catch::Contains("--decode_hparams num_samples caps the dev split"));
   auto no_ref = run_command(trainer(dir / "bad2", "--train_steps=10 --eval_bleu" + from));
   CHECK(no_ref.exit_code == 1);
   CHECK_THAT(no_ref.output, Catch::Contains("needs --decode_reference"));
