@@ -225,7 +225,8 @@ torch::Tensor PrePostProcessImpl::forward(const torch::Tensor& previous, torch::
 }
 
 MultiheadAttentionImpl::MultiheadAttentionImpl(const TransformerLayerConfig& c, bool memory)
-    : num_heads_(c.num_heads),
+    : memory_(memory),
+      num_heads_(c.num_heads),
       key_channels_(c.key_channels),
       value_channels_(c.value_channels),
       dropout_(c.attention_dropout) {
@@ -311,6 +312,21 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
   return output_->forward(out);
 }
 
+torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& memory,
+                                              const torch::Tensor& mask, bool causal,
+                                              AttentionCache* cache) {
+  if (!cache) {
+    if (!memory_) return self_attention(x, mask, causal);
+    const auto [keys, values] = memory_keys_values(memory);
+    return memory_attention(x, keys, values, mask);
+  }
+  TORCH_CHECK(cache->keys && cache->values, "an attention cache without keys or values");
+  if (cache->static_shapes)
+    return memory_ ? static_memory_attention_step(x, *cache, mask)
+                   : static_self_attention_step(x, *cache, mask);
+  return memory_ ? memory_attention_step(x, *cache, mask) : self_attention_step(x, *cache);
+}
+
 torch::Tensor MultiheadAttentionImpl::self_attention(const torch::Tensor& x,
                                                      const torch::Tensor& mask, bool causal) {
   auto parts =
@@ -332,10 +348,11 @@ torch::Tensor MultiheadAttentionImpl::memory_attention(const torch::Tensor& x,
 }
 
 torch::Tensor MultiheadAttentionImpl::memory_attention_step(const torch::Tensor& x,
-                                                            const torch::Tensor& keys,
-                                                            const torch::Tensor& values,
-                                                            const torch::Tensor& mask,
-                                                            int64_t group) {
+                                                            const AttentionCache& cache,
+                                                            const torch::Tensor& mask) {
+  const torch::Tensor& keys = *cache.keys;
+  const torch::Tensor& values = *cache.values;
+  const int64_t group = cache.group;
   const int64_t rows = x.size(0);
   TORCH_CHECK(x.size(1) == 1 && rows == keys.size(0) * group,
               "memory_attention_step: ", rows, " rows of one position for ", keys.size(0),
@@ -353,9 +370,11 @@ torch::Tensor MultiheadAttentionImpl::memory_attention_step(const torch::Tensor&
 }
 
 torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x,
-                                                          torch::Tensor& keys,
-                                                          torch::Tensor& values, int64_t length,
-                                                          const torch::Tensor& slots) {
+                                                          AttentionCache& cache) {
+  torch::Tensor& keys = *cache.keys;
+  torch::Tensor& values = *cache.values;
+  const int64_t length = cache.length;
+  const torch::Tensor& slots = cache.slots;
   auto parts =
       qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
   auto k = split_heads(parts[1]);
@@ -379,9 +398,13 @@ torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x
                 values.narrow(2, 0, length + 1), torch::Tensor(), false);
 }
 
-torch::Tensor MultiheadAttentionImpl::static_self_attention_step(
-    const torch::Tensor& x, const torch::Tensor& keys, const torch::Tensor& values,
-    const torch::Tensor& position, const torch::Tensor& mask, int64_t positions) {
+torch::Tensor MultiheadAttentionImpl::static_self_attention_step(const torch::Tensor& x,
+                                                                 const AttentionCache& cache,
+                                                                 const torch::Tensor& mask) {
+  const torch::Tensor& keys = *cache.keys;
+  const torch::Tensor& values = *cache.values;
+  const torch::Tensor& position = cache.position;
+  const int64_t positions = cache.positions;
   auto parts =
       qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
   // index_copy_ takes the position from the device: a graph replays it at
@@ -394,10 +417,11 @@ torch::Tensor MultiheadAttentionImpl::static_self_attention_step(
 }
 
 torch::Tensor MultiheadAttentionImpl::static_memory_attention_step(const torch::Tensor& x,
-                                                                   const torch::Tensor& keys,
-                                                                   const torch::Tensor& values,
-                                                                   const torch::Tensor& mask,
-                                                                   int64_t group) {
+                                                                   const AttentionCache& cache,
+                                                                   const torch::Tensor& mask) {
+  const torch::Tensor& keys = *cache.keys;
+  const torch::Tensor& values = *cache.values;
+  const int64_t group = cache.group;
   const int64_t rows = x.size(0);
   // [rows, 1, heads * depth] -> [memory rows, heads, group, depth]
   const auto q = q_->forward(x).view({keys.size(0), group, num_heads_, -1}).transpose(1, 2);
@@ -427,7 +451,7 @@ EncoderLayerImpl::EncoderLayerImpl(const TransformerLayerConfig& c) {
 }
 
 torch::Tensor EncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& mask) {
-  auto y = self_attention_->self_attention(pre_attention_(torch::Tensor(), x), mask, false);
+  auto y = self_attention_(pre_attention_(torch::Tensor(), x), torch::Tensor(), mask);
   x = post_attention_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);
@@ -449,11 +473,10 @@ torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& me
                                         const torch::Tensor& memory_mask) {
   // T2T masks the future only: padded targets come last, so no valid
   // position ever sees them.
-  auto y = self_attention_->self_attention(pre_self_(torch::Tensor(), x), torch::Tensor(), causal_);
+  auto y = self_attention_(pre_self_(torch::Tensor(), x), torch::Tensor(), torch::Tensor(),
+                           causal_);
   x = post_self_(x, y);
-  auto kv = memory_attention_->memory_keys_values(memory);
-  y = memory_attention_->memory_attention(pre_memory_(torch::Tensor(), x), kv.first, kv.second,
-                                          memory_mask);
+  y = memory_attention_(pre_memory_(torch::Tensor(), x), memory, memory_mask);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);
@@ -476,11 +499,16 @@ void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerC
 torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
                                      const torch::Tensor& memory_mask, int64_t group,
                                      const torch::Tensor& slots) {
-  auto y = self_attention_->self_attention_step(pre_self_(torch::Tensor(), x), cache.self_keys,
-                                                cache.self_values, length, slots);
+  AttentionCache self{&cache.self_keys, &cache.self_values};
+  self.length = length;
+  self.slots = slots;
+  auto y = self_attention_(pre_self_(torch::Tensor(), x), torch::Tensor(), torch::Tensor(), false,
+                           &self);
   x = post_self_(x, y);
-  y = memory_attention_->memory_attention_step(pre_memory_(torch::Tensor(), x), cache.memory_keys,
-                                               cache.memory_values, memory_mask, group);
+  AttentionCache memory{&cache.memory_keys, &cache.memory_values};
+  memory.group = group;
+  y = memory_attention_(pre_memory_(torch::Tensor(), x), torch::Tensor(), memory_mask, false,
+                        &memory);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);
@@ -490,13 +518,19 @@ torch::Tensor DecoderLayerImpl::static_step(torch::Tensor x, const DecoderLayerC
                                             const torch::Tensor& position,
                                             const torch::Tensor& self_mask, int64_t positions,
                                             const torch::Tensor& memory_mask, int64_t group) {
-  auto y = self_attention_->static_self_attention_step(
-      pre_self_(torch::Tensor(), x), cache.self_keys, cache.self_values, position, self_mask,
-      positions);
+  // Views of the arena's buffers, which the calls write through in place.
+  DecoderLayerCache views = cache;
+  AttentionCache self{&views.self_keys, &views.self_values};
+  self.static_shapes = true;
+  self.position = position;
+  self.positions = positions;
+  auto y = self_attention_(pre_self_(torch::Tensor(), x), torch::Tensor(), self_mask, false, &self);
   x = post_self_(x, y);
-  y = memory_attention_->static_memory_attention_step(pre_memory_(torch::Tensor(), x),
-                                                      cache.memory_keys, cache.memory_values,
-                                                      memory_mask, group);
+  AttentionCache memory{&views.memory_keys, &views.memory_values};
+  memory.static_shapes = true;
+  memory.group = group;
+  y = memory_attention_(pre_memory_(torch::Tensor(), x), torch::Tensor(), memory_mask, false,
+                        &memory);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);

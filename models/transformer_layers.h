@@ -99,61 +99,67 @@ class PrePostProcessImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PrePostProcess);
 
+// A decoding step's cache of one attention layer, given to
+// MultiheadAttention::forward. Self-attention writes the step's key and
+// value into it and attends to what it holds; memory attention reads the
+// keys and values memory_keys_values() made once per sentence.
+struct AttentionCache {
+  // Self: [slots, heads, capacity, depth], grown in place when full (dynamic
+  // shapes). Memory: [rows / group, heads, memory_length, depth].
+  torch::Tensor* keys = nullptr;
+  torch::Tensor* values = nullptr;
+  // Self, dynamic shapes: positions already cached; the step writes at it.
+  int64_t length = 0;
+  // Self, dynamic shapes, CPU float32 (decode_attention.h): row r writes slot
+  // r and reads position p from slot slots[r][p], so the caches may hold
+  // more slots than rows and need no reordering. Undefined: row r is slot r.
+  torch::Tensor slots;
+  // Memory: rows of x that share a row of keys and values (the beams of one
+  // sentence); they attend as `group` queries of that row, so the memory is
+  // neither copied nor read once per beam.
+  int64_t group = 1;
+  // Static shapes (static_decoding.h): every tensor a view of buffers at
+  // fixed addresses and no size read from the device. Self-attention writes
+  // at `position` ([1] int64, on the device) and reads the first
+  // `positions` positions where the call's mask allows.
+  bool static_shapes = false;
+  torch::Tensor position;
+  int64_t positions = 0;
+};
+
 class MultiheadAttentionImpl : public torch::nn::Module {
  public:
   // memory: keys and values come from another sequence (the encoder output)
   // rather than from the queries' own.
   MultiheadAttentionImpl(const TransformerLayerConfig& config, bool memory);
 
-  // x [batch, length, hidden] -> [batch, length, hidden]. mask: bool,
-  // broadcastable to [batch, heads, length, length], or undefined.
-  torch::Tensor self_attention(const torch::Tensor& x, const torch::Tensor& mask, bool causal);
+  // The one attention call. x [rows, length, hidden] -> [rows, length,
+  // hidden]. mask: bool, where attention is allowed, broadcastable to
+  // [rows, heads, length, keys] (memory steps: [rows / group, 1, 1,
+  // memory_length]), or undefined. Without a cache, self-attention attends
+  // over x itself (causal: position t sees [0, t]) and memory attention over
+  // memory [rows, memory_length, hidden]. With one, x is one position per
+  // row and the keys and values come from the cache (see AttentionCache);
+  // memory is then unused.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& memory,
+                        const torch::Tensor& mask, bool causal = false,
+                        AttentionCache* cache = nullptr);
 
   // memory [batch, memory_length, hidden] -> keys, values
-  // [batch, heads, memory_length, depth].
+  // [batch, heads, memory_length, depth]: what a memory cache holds.
   std::pair<torch::Tensor, torch::Tensor> memory_keys_values(const torch::Tensor& memory);
 
-  // x [batch, length, hidden] attending to keys/values from
-  // memory_keys_values() with mask [batch, 1, 1, memory_length].
+ private:
+  torch::Tensor self_attention(const torch::Tensor& x, const torch::Tensor& mask, bool causal);
   torch::Tensor memory_attention(const torch::Tensor& x, const torch::Tensor& keys,
                                  const torch::Tensor& values, const torch::Tensor& mask);
-
-  // One decoding step where `group` consecutive rows of x [rows, 1, hidden]
-  // share a row of keys/values [rows / group, heads, memory_length, depth]
-  // and of mask [rows / group, 1, 1, memory_length] (the beams of one
-  // sentence): they attend as `group` queries of that row, so the memory is
-  // neither copied per beam nor read once per beam.
-  torch::Tensor memory_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
-                                      const torch::Tensor& values, const torch::Tensor& mask,
-                                      int64_t group);
-
-  // One decoding step, x [batch, 1, hidden]: writes its key and value at
-  // position `length` of the caches (growing them when full) and attends to
-  // positions [0, length]. With `slots` (decode_attention.h; CPU float32),
-  // row r writes slot r and reads position p from slot slots[r][p], so the
-  // caches may hold more slots than rows and need no reordering; without,
-  // row r is slot r throughout.
-  torch::Tensor self_attention_step(const torch::Tensor& x, torch::Tensor& keys,
-                                    torch::Tensor& values, int64_t length,
-                                    const torch::Tensor& slots = torch::Tensor());
-
-  // The two steps above at static shapes (static_decoding.h), every tensor
-  // a view of buffers at fixed addresses and no size read from the device.
-  // Self-attention: x [rows, 1, hidden] writes its key and value at
-  // `position` ([1] int64, on the device) of keys/values [rows, heads,
-  // capacity, depth] and attends to their first `positions` positions where
-  // `mask` [1, 1, 1, positions] allows.
-  torch::Tensor static_self_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
-                                           const torch::Tensor& values,
-                                           const torch::Tensor& position,
-                                           const torch::Tensor& mask, int64_t positions);
-  // Encoder-decoder attention as memory_attention_step, with keys/values
-  // [rows / group, heads, source, depth] possibly strided.
-  torch::Tensor static_memory_attention_step(const torch::Tensor& x, const torch::Tensor& keys,
-                                             const torch::Tensor& values,
-                                             const torch::Tensor& mask, int64_t group);
-
- private:
+  torch::Tensor self_attention_step(const torch::Tensor& x, AttentionCache& cache);
+  torch::Tensor memory_attention_step(const torch::Tensor& x, const AttentionCache& cache,
+                                      const torch::Tensor& mask);
+  torch::Tensor static_self_attention_step(const torch::Tensor& x, const AttentionCache& cache,
+                                           const torch::Tensor& mask);
+  torch::Tensor static_memory_attention_step(const torch::Tensor& x, const AttentionCache& cache,
+                                             const torch::Tensor& mask);
   torch::Tensor split_heads(const torch::Tensor& x) const;
   double query_scale() const;
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -162,6 +168,7 @@ class MultiheadAttentionImpl : public torch::nn::Module {
                              const torch::Tensor& v, const std::optional<torch::Tensor>& mask,
                              double dropout, bool causal) const;
 
+  bool memory_;
   int64_t num_heads_;
   int64_t key_channels_;
   int64_t value_channels_;
@@ -219,15 +226,15 @@ class DecoderLayerImpl : public torch::nn::Module {
 
   // Position `length` alone: x [batch, 1, hidden]. The cache's memory
   // keys/values and memory_mask [batch / group, 1, 1, input_length] have one
-  // row per `group` consecutive rows of x (see memory_attention_step).
-  // `slots`: see MultiheadAttention::self_attention_step.
+  // row per `group` consecutive rows of x (see AttentionCache).
+  // `slots`: see AttentionCache.
   torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
                      const torch::Tensor& memory_mask, int64_t group = 1,
                      const torch::Tensor& slots = torch::Tensor());
 
   // step() at static shapes (static_decoding.h): `cache` holds views of the
-  // arena's buffers, self_mask and memory_mask are what
-  // static_self_attention_step and static_memory_attention_step take.
+  // arena's buffers; self_mask [1, 1, 1, positions] and memory_mask are the
+  // two attention calls' masks.
   torch::Tensor static_step(torch::Tensor x, const DecoderLayerCache& cache,
                             const torch::Tensor& position, const torch::Tensor& self_mask,
                             int64_t positions, const torch::Tensor& memory_mask, int64_t group);
