@@ -15,7 +15,9 @@
 #include "models/transformer_layers.h"
 #include "t2t/core/hparams.h"
 #include "t2t/kernels/int8_linear.h"
+#include "t2t/model/inference_model.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/model/tensorflow_import.h"
 
 namespace t2t {
 
@@ -23,7 +25,7 @@ class StaticDecodingArena;
 struct StaticStepShape;
 struct StaticTransformerState;
 
-class Transformer : public T2TModel {
+class Transformer : public T2TModel, public InferenceModel, public TensorFlowImport {
  public:
   // Throws t2t::Error for hyperparameters it cannot honour.
   Transformer(const HParams& hparams, const FeatureInfo& features);

@@ -1,5 +1,5 @@
 // The Transformer's decoding steps at static shapes, and captured into CUDA
-// graphs on a GPU (static_decoding.h, T2TModel::set_static_decoding).
+// graphs on a GPU (static_decoding.h, InferenceModel::set_static_decoding).
 #include "models/transformer_static_decoding.h"
 
 #include <ATen/record_function.h>

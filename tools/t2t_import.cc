@@ -17,6 +17,7 @@
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/model/tensorflow_import.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/train/tf_adam_state.h"
 #include "t2t/train/train_step.h"
@@ -84,7 +85,7 @@ int import_checkpoint(const cxxopts::ParseResult& flags) {
   const t2t::FeatureInfo info{enc.inputs->vocab_size(), enc.targets->vocab_size(), enc.shared};
   auto model = t2t::model_registry().get(model_name)(hp, info);
   const t2t::TFCheckpointReader reader(prefix);
-  model->load_tensorflow(reader, t2t::kT2TTargetSpace);
+  t2t::tensorflow_import(*model).load_tensorflow(reader, t2t::kT2TTargetSpace);
   t2t::CheckpointMeta meta;
   meta.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
   meta.hparams_yaml = hp.to_yaml();

@@ -15,7 +15,7 @@ struct Int8Weights {
   at::Tensor scales;
 };
 
-// By name: see T2TModel::int8_weights().
+// By name: see InferenceModel::int8_weights().
 using Int8WeightMap = std::map<std::string, Int8Weights>;
 
 }  // namespace t2t

@@ -1,6 +1,8 @@
 #include "t2t/model/t2t_model.h"
 
 #include "t2t/core/error.h"
+#include "t2t/model/inference_model.h"
+#include "t2t/model/tensorflow_import.h"
 
 namespace t2t {
 
@@ -13,33 +15,36 @@ torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torc
   return logits.reshape({-1, logits.size(-1)}).index_select(0, labelled_positions(targets));
 }
 
-void T2TModel::set_static_decoding(bool on, bool /*graphs*/) {
-  if (on)
-    throw Error("model '" + name() + "' cannot decode at static shapes (CUDA graphs); decode it "
-                "without --cuda_graphs");
+InferenceModel* as_inference_model(T2TModel& model) {
+  return dynamic_cast<InferenceModel*>(&model);
 }
 
-void T2TModel::quantize_int8() {
-  throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
+const InferenceModel* as_inference_model(const T2TModel& model) {
+  return dynamic_cast<const InferenceModel*>(&model);
 }
 
-Int8WeightMap T2TModel::int8_weights() const {
-  throw Error("model '" + name() + "' has no int8 implementation; it cannot be saved in int8");
+InferenceModel& inference_model(T2TModel& model, const std::string& for_what) {
+  if (auto* m = as_inference_model(model)) return *m;
+  throw Error("model '" + model.name() + "' has no " + for_what + ": it decodes in float32 only");
 }
 
-void T2TModel::load_int8_weights(Int8WeightMap) {
-  throw Error("model '" + name() + "' has no int8 implementation; it cannot load int8 weights");
+namespace {
+
+Error cannot_import(const T2TModel& model) {
+  return Error("model '" + model.name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; "
+               "only a model that knows T2T's variable names can");
 }
 
-void T2TModel::load_tensorflow(const TFCheckpointReader&, int64_t) {
-  throw Error("model '" + name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; only "
-              "the transformer knows T2T's variable names");
+}  // namespace
+
+TensorFlowImport& tensorflow_import(T2TModel& model) {
+  if (auto* m = dynamic_cast<TensorFlowImport*>(&model)) return *m;
+  throw cannot_import(model);
 }
 
-std::vector<std::pair<std::string, torch::Tensor>> T2TModel::tensorflow_slots(
-    const TFCheckpointReader&, int64_t, const std::string&, const std::string&) const {
-  throw Error("model '" + name() + "' cannot read Tensor2Tensor's TensorFlow checkpoints; only "
-              "the transformer knows T2T's variable names");
+const TensorFlowImport& tensorflow_import(const T2TModel& model) {
+  if (auto* m = dynamic_cast<const TensorFlowImport*>(&model)) return *m;
+  throw cannot_import(model);
 }
 
 void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {

@@ -1,6 +1,9 @@
 // The interface every sequence-to-sequence model offers the trainer and the
 // decoder: teacher-forced logits for training and evaluation, and an
-// incremental decoder whose state the search can reorder and shrink.
+// incremental decoder whose state the search can reorder and shrink. What
+// only some models can do has an interface of its own, which such a model
+// derives from as well: InferenceModel (int8, packed weights, CUDA graphs)
+// and TensorFlowImport (T2T's checkpoints).
 //
 // Token ids are int64 with 0 = padding; tensors are documented as
 // [batch, length, hidden]. Dropout follows torch::nn::Module::train()/eval():
@@ -13,7 +16,6 @@
 #include <memory>
 #include <vector>
 
-#include "t2t/kernels/int8_weights.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {
@@ -50,8 +52,6 @@ struct DecoderState {
   int64_t batch_size() const { return encoder_output.size(0); }
 };
 
-class TFCheckpointReader;
-
 class T2TModel : public torch::nn::Module {
  public:
   ~T2TModel() override = default;
@@ -83,59 +83,6 @@ class T2TModel : public torch::nn::Module {
   // Keeps rows `index` [new_batch] (int64) of every batch-major tensor of the
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
-
-  // Decoding at static shapes: the states start_decoding() makes from then
-  // on keep their buffers at fixed addresses and step at a few bucketed
-  // sizes, so that with `graphs` (a CUDA device only) each size's step is
-  // captured into a CUDA graph the second time it comes and replayed from
-  // then on, one launch for the whole step. Results equal the usual steps'
-  // up to rounding. decode_step's logits stay the caller's. The default
-  // throws t2t::Error naming the model unless `on` is false.
-  virtual void set_static_decoding(bool on, bool graphs);
-
-  // Switches the model to int8 weights with activations quantized per call,
-  // for decoding on the CPU; the float parameters are kept. The default
-  // throws t2t::Error naming the model: a model opts in by implementing it,
-  // and must refuse (naming the layer) what it cannot quantize.
-  virtual void quantize_int8();
-  virtual bool quantized() const { return false; }
-  // After quantize_int8(): frees the float weights that no layer reads any
-  // more, for a model that will only decode (it can then be neither trained,
-  // saved nor switched back). The default frees nothing.
-  virtual void release_float_weights() {}
-  // For a model about to decode: lays its float CPU weights out for the
-  // kernels that read them (a copy beside each weight, used only for as
-  // long as that weight stays unchanged). The default does nothing.
-  virtual void pack_for_inference() {}
-
-  // An int8 model saved and loaded as such (t2t-avg-all --quantize=int8):
-  // int8_weights() gives, from the float weights, the int8 form of every
-  // matrix quantize_int8() quantizes, keyed by the name of the float
-  // parameter it replaces. load_int8_weights() builds the int8 layers from such a map
-  // instead of quantize_int8(), with the same results, and releases the
-  // float weights they replace (which a loader then leaves unset). Both
-  // throw t2t::Error naming what is missing or does not fit; the defaults
-  // throw as quantize_int8() does. The map is taken so that each matrix's
-  // int8 values can be freed once its layer holds them in its own layout.
-  virtual Int8WeightMap int8_weights() const;
-  virtual void load_int8_weights(Int8WeightMap weights);
-
-  // Sets every parameter from a checkpoint Tensor2Tensor wrote (TensorFlow's
-  // tensor bundle, under T2T's variable names). target_space_id: the
-  // problem's row of T2T's target_space_embedding (0, GENERIC, for T2T's
-  // translation problems). The default throws t2t::Error naming the model;
-  // a model opts in by knowing T2T's names for its parameters.
-  virtual void load_tensorflow(const TFCheckpointReader& reader, int64_t target_space_id);
-
-  // What T2T's trainer keeps beside each of those variables (an optimizer's
-  // slots, named prefix + variable + suffix: Adam's first moments are
-  // "training/LazyAdam/" + name + "/m"), laid out as this model's
-  // parameters: (parameter name, float32 tensor on the CPU) for every
-  // parameter. Throws t2t::Error naming the checkpoint and the variables
-  // missing. The default throws as load_tensorflow does.
-  virtual std::vector<std::pair<std::string, torch::Tensor>> tensorflow_slots(
-      const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
-      const std::string& suffix) const;
 };
 
 // The row of T2T's target_space_embedding that its translation problems

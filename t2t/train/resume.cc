@@ -12,6 +12,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/model/tensorflow_import.h"
 #include "t2t/train/run_checkpoints.h"
 #include "t2t/train/tf_adam_state.h"
 
@@ -115,7 +116,7 @@ class Resume {
       throw Error("T2T checkpoint " + prefix + " has no global_step: was it written by T2T's "
                   "trainer? To start afresh from its weights, use --warm_start_from in a new "
                   "--output_dir");
-    model_->load_tensorflow(reader, kT2TTargetSpace);
+    tensorflow_import(*model_).load_tensorflow(reader, kT2TTargetSpace);
     load_adam_state_from_tf(*optimizer_, *model_, reader, hp_, kT2TTargetSpace);
     step_ = reader.read_scalar_int("global_step");
     spdlog::info("resuming T2T's run from {} at step {}: its weights and Adam's moments; input "
@@ -150,7 +151,7 @@ class Resume {
       if (!tensorflow.empty()) {
         path = tensorflow;
         const TFCheckpointReader reader(tensorflow);
-        model_->load_tensorflow(reader, kT2TTargetSpace);
+        tensorflow_import(*model_).load_tensorflow(reader, kT2TTargetSpace);
         if (reader.has("global_step")) trained = reader.read_scalar_int("global_step");
       } else {
         trained = load_checkpoint(path, *model_, nullptr, false).step;

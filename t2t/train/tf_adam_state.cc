@@ -12,6 +12,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/model/tensorflow_import.h"
 
 namespace t2t {
 namespace {
@@ -50,8 +51,9 @@ void load_adam_state_from_tf(torch::optim::Optimizer& optimizer, T2TModel& model
   const int64_t steps = tf_adam_steps(reader, hp);
   std::vector<std::pair<std::string, torch::Tensor>> m, v;
   try {
-    m = model.tensorflow_slots(reader, target_space_id, slots.prefix, slots.m_suffix);
-    v = model.tensorflow_slots(reader, target_space_id, slots.prefix, slots.v_suffix);
+    const TensorFlowImport& tf = tensorflow_import(model);
+    m = tf.tensorflow_slots(reader, target_space_id, slots.prefix, slots.m_suffix);
+    v = tf.tensorflow_slots(reader, target_space_id, slots.prefix, slots.v_suffix);
   } catch (const Error& e) {
     throw Error(std::string("Adam's moments: ") + e.what());
   }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "t2t/core/error.h"
+#include "t2t/model/inference_model.h"
 #include "t2t/model/t2t_model.h"
 
 namespace t2t {
@@ -16,6 +17,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The model's int8 side, or an Error that says it has none.
+InferenceModel& int8_side(T2TModel& model) { return inference_model(model, "int8 weights"); }
+const InferenceModel& int8_side(const T2TModel& model) {
+  return inference_model(const_cast<T2TModel&>(model), "int8 weights");
+}
+
 }  // namespace
 
 std::string save_int8_checkpoint(const T2TModel& model, const std::string& dir,
@@ -23,7 +30,7 @@ std::string save_int8_checkpoint(const T2TModel& model, const std::string& dir,
   TensorMap tensors;
   for (const auto& p : model.named_parameters()) tensors[p.key()] = p.value();
   for (const auto& b : model.named_buffers()) tensors[b.key()] = b.value();
-  for (auto& [name, w] : model.int8_weights()) {
+  for (auto& [name, w] : int8_side(model).int8_weights()) {
     // The int8 values take the place of the float matrix they stand for.
     tensors[name] = w.values;
     tensors[name + kScaleSuffix] = w.scales;
@@ -53,7 +60,7 @@ void load_int8_tensors(TensorMap tensors, T2TModel& model, const std::string& pa
   for (const auto& [name, w] : int8) replaced.insert(name);
   load_model_tensors(tensors, model, path, replaced);
   try {
-    model.load_int8_weights(std::move(int8));
+    int8_side(model).load_int8_weights(std::move(int8));
   } catch (const Error& e) {
     throw Error("int8 checkpoint '" + path + "': " + e.what());
   }

@@ -4,7 +4,7 @@
 // start and decode with exactly as --quantize=int8 on the float checkpoint
 // it came from. The file is a t2t checkpoint (model.ckpt-N.pt) whose meta
 // says weights "int8": each matrix the model quantizes
-// (T2TModel::int8_weights) is stored under its name as int8 values, with
+// (InferenceModel::int8_weights) is stored under its name as int8 values, with
 // "<name>_int8_scale" holding its float32 per-row scales; every other tensor
 // is the float checkpoint's. It can be decoded, not trained on nor averaged.
 #pragma once

@@ -17,7 +17,9 @@
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
+#include "t2t/model/inference_model.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/model/tensorflow_import.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/translate/int8_checkpoint.h"
 
@@ -72,7 +74,7 @@ LoadedModel load_model(const Problem& problem, const std::string& model_name,
   if (!tf_checkpoint.empty()) {
     loaded.checkpoint = tf_checkpoint;
     const TFCheckpointReader reader(tf_checkpoint);
-    loaded.model->load_tensorflow(reader, kT2TTargetSpace);
+    tensorflow_import(*loaded.model).load_tensorflow(reader, kT2TTargetSpace);
     loaded.step = reader.has("global_step") ? reader.read_scalar_int("global_step") : 0;
     spdlog::info("read T2T's TensorFlow checkpoint {} (step {})", tf_checkpoint, loaded.step);
   } else {
@@ -142,7 +144,8 @@ namespace {
 void quantize(T2TModel& model, Quantization q) {
   if (q == Quantization::kNone) return;
   const std::string mode = quantization_name(q);
-  if (model.quantized()) {
+  InferenceModel* inference = as_inference_model(model);
+  if (inference && inference->quantized()) {
     // An int8 checkpoint: nothing to do for int8, and nothing else to do.
     if (q == Quantization::kInt8) return;
     throw OptionError("quantize", "{quantize}=" + mode + ": the checkpoint's weights are int8 "
@@ -163,9 +166,12 @@ void quantize(T2TModel& model, Quantization q) {
                    "CPU");
     return;
   }
+  if (!inference)
+    throw OptionError("quantize", "{quantize}=" + mode + ": model '" + model.name() +
+                                      "' has no int8 implementation; decode it without {quantize}");
   try {
-    model.quantize_int8();
-    model.release_float_weights();  // a decoder never reads them again
+    inference->quantize_int8();
+    inference->release_float_weights();  // a decoder never reads them again
   } catch (const Error& e) {
     throw OptionError("quantize", "{quantize}=" + mode + ": " + e.what());
   }
@@ -186,10 +192,16 @@ void prepare_model(T2TModel& model, Quantization quantize_mode, bool cuda_graphs
   limit_thread_caches(size_t{4} << 20);
   quantize(model, quantize_mode);
   // After the weights are final: graphs read them where they lie.
-  if (cuda_graphs) model.set_static_decoding(true, true);
+  InferenceModel* inference = as_inference_model(model);
+  if (cuda_graphs) {
+    if (!inference)
+      throw OptionError("cuda_graphs", "model '" + model.name() + "' cannot decode at static "
+                                       "shapes (CUDA graphs); decode it without {cuda_graphs}");
+    inference->set_static_decoding(true, true);
+  }
   // After quantizing: int8 layers and bf16 weights have nothing to pack.
   torch::NoGradGuard no_grad;
-  model.pack_for_inference();
+  if (inference) inference->pack_for_inference();
   // The packed copies are what decoding reads now. The weights they were
   // made from, where they lie in the checkpoint's mapping, need not stay
   // resident beside them: the kernel reads them from the file again if

@@ -32,12 +32,12 @@ void check_cuda_graphs(bool cuda_graphs, const c10::Device& device);
 
 // Readies a loaded model: applies `quantize` (a model loaded from an int8
 // checkpoint stays int8 under kNone and kInt8, and refuses kBf16), lays the
-// float CPU weights out for their kernels (T2TModel::pack_for_inference),
+// float CPU weights out for their kernels (InferenceModel::pack_for_inference),
 // and gives back the memory decoding will not read: the pages of the
 // weights so packed, and (on a thread of idle priority) those of the
 // libraries' code that only start-up ran (mapped_file.h). With
 // `cuda_graphs` the model decodes at static shapes and replays each shape's
-// step as a CUDA graph (T2TModel::set_static_decoding). Throws OptionError
+// step as a CUDA graph (InferenceModel::set_static_decoding). Throws OptionError
 // naming quantize or cuda_graphs when the model (or this LibTorch) cannot.
 void prepare_model(T2TModel& model, Quantization quantize, bool cuda_graphs);
 

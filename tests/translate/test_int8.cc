@@ -16,7 +16,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/search/beam_search.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/int8_checkpoint.h"
 #include "t2t/translate/model_loading.h"
 #include "t2t/model/skip_init.h"
@@ -211,6 +211,9 @@ TEST_CASE("the --quantize mode is checked before loading and applied after", "[i
   CHECK_THROWS_WITH(t2t::prepare_model(plain, Q::kInt8, false),
                     Catch::Contains("quantize=int8") && Catch::Contains("no int8"));
   CHECK_NOTHROW(t2t::prepare_model(plain, Q::kNone, false));
+  // Nor can it be captured in CUDA graphs.
+  CHECK_THROWS_WITH(t2t::prepare_model(plain, Q::kNone, true),
+                    Catch::Contains("cannot decode at static shapes"));
 }
 
 TEST_CASE("int8 weights saved from one Transformer rebuild its int8 layers in another",
