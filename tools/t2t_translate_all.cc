@@ -88,7 +88,7 @@ t2t::DecodeOptions decode_options(const cxxopts::ParseResult& flags) {
 
 int translate_all(const cxxopts::ParseResult& flags) {
   using t2t::cli::required;
-  t2t::TranslateAllSpec spec;
+  t2t::TranslateAllOptions spec;
   t2t::TranslatorOptions& options = spec.translator;
   options.output_dir = required(flags, "model_dir", "--model_dir=t2t_train/run1");
   spec.source = required(flags, "source", "--source=newstest.en");

@@ -1,7 +1,7 @@
 // Decoding benchmark: sentences decoded through the real t2t::beam_search()
 // (cached incremental decoder, T2T's beam search or greedy for beam 1,
 // finished sentences leaving the batch) on the registry's "transformer",
-// in the batches t2t::Decoder::translate makes (t2t::decode_batches: longest
+// in the batches t2t::BatchTranslator::translate makes (t2t::decode_batches: longest
 // first, stable, batch_size sentences per batch). Prints one JSON line: sentences/s,
 // output tokens/s (EOS included, as the decoder counts them) and peak RSS.
 // bench/decode/reference_decode.py prints the same line for the same model
@@ -49,7 +49,7 @@
 #include "t2t/search/beam_search.h"
 #include "t2t/translate/decode_batches.h"
 #include "t2t/translate/decode_options.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/parallel_batches.h"
 #include "t2t/translate/translator.h"
 #include "t2t/model/model_registry.h"
@@ -118,7 +118,7 @@ Workload trained(t2t::TranslatorOptions options, const std::string& output_dir,
   const auto loaded = w.translator->current();
   w.model = loaded->model;
   w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded->step);
-  t2t::Decoder& decoder = *loaded->decoder;
+  t2t::BatchTranslator& decoder = *loaded->batch_translator;
   std::ifstream in(source);
   if (!in) throw t2t::Error("cannot read --source=" + source);
   int64_t line_no = 0;
@@ -242,7 +242,7 @@ void run(Workload& w, const Options& opt, int threads) {
   std::vector<torch::Tensor> inputs;
   for (const auto& b : batches) inputs.push_back(t2t::padded_batch(w.sources, b).to(opt.device));
 
-  // As t2t::Decoder::translate runs them: on the CPU several batches side
+  // As t2t::BatchTranslator::translate runs them: on the CPU several batches side
   // by side (parallel_batches.h), each filling its own sentences' results;
   // on a GPU one at a time.
   const int workers = opt.device.is_cpu() ? t2t::parallel_batches(opt.parallel_batches, threads,

@@ -15,7 +15,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/runtime.h"
 #include "t2t/translate/decode_options.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/run_hparams.h"
 
 namespace py = pybind11;
@@ -107,7 +107,7 @@ py::list Translator::translate(const std::vector<std::string>& texts, int64_t be
 std::string Translator::clean(const std::string& text) const {
   // What t2t-decoder writes for one hypothesis (tabs and line breaks
   // become spaces).
-  return translator_->current()->decoder->format(Translation{{text}, {0.0}});
+  return translator_->current()->batch_translator->format(Translation{{text}, {0.0}});
 }
 
 void Translator::translate_file(const std::string& source, const std::string& target,

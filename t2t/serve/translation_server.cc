@@ -19,7 +19,7 @@
 #include "t2t/serve/api_keys.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/stop_signals.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/translator.h"
 
 namespace t2t {
@@ -223,18 +223,18 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
     const auto model = translator_.current();
     if (!model) throw ApiError(503, "the model is still loading; GET /ready answers 200 once it is");
     const TranslateRequest request = parse_translate_request(req.body, config_.limits);
-    const SearchOptions search = request_search(request, model->decoder->options().search);
+    const SearchOptions search = request_search(request, model->batch_translator->options().search);
     std::vector<std::vector<int64_t>> sources;
     sources.reserve(request.texts.size());
     for (size_t i = 0; i < request.texts.size(); ++i) {
-      std::vector<int64_t> ids = model->decoder->encode_text(request.texts[i]);
+      std::vector<int64_t> ids = model->batch_translator->encode_text(request.texts[i]);
       if (static_cast<int64_t>(ids.size()) > config_.max_input_tokens)
         throw ApiError(413, "\"text\"[" + std::to_string(i) + "] is " + std::to_string(ids.size()) +
                                 " tokens long (EOS included), more than this server takes "
                                 "(--max_input_tokens=" + std::to_string(config_.max_input_tokens) +
                                 "): split it");
       if (!ids.empty())
-        ids = model->decoder->fit_source(std::move(ids),
+        ids = model->batch_translator->fit_source(std::move(ids),
                                          "request " + std::to_string(id) + " text " +
                                              std::to_string(i));
       sources.push_back(std::move(ids));
@@ -371,7 +371,7 @@ int Server::run() {
   }
   const auto model = translator_.current();
   if (config_.watch_checkpoints_s > 0) watch_thread_ = std::thread([this] { watch_loop(); });
-  const auto& search = model->decoder->options().search;
+  const auto& search = model->batch_translator->options().search;
   const BatchPolicy& batching = translator_.options().batching;
   spdlog::info("ready: {} (step {}) on {}, beam_size {}, alpha {}; batches of up to {} sentences, "
                "waiting at most {} ms (or {} ms without arrivals), {} decoding at once",

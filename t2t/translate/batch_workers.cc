@@ -7,7 +7,7 @@
 #include <string>
 
 #include "t2t/core/logging.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/translator.h"
 
 namespace t2t {
@@ -40,7 +40,7 @@ void BatchWorkers::decode(SentenceBatch& batch) {
   std::iota(rows.begin(), rows.end(), 0);
   try {
     DecodeCounts counts;
-    auto results = batch.model->decoder->decode_batch(sources, rows, batch.search, &counts);
+    auto results = batch.model->batch_translator->decode_batch(sources, rows, batch.search, &counts);
     // Counted before the answers go out: a client that reads the server's
     // /metrics right after its answer sees its sentences.
     if (on_batch_) on_batch_(static_cast<int64_t>(sources.size()), counts.output_tokens);

@@ -16,7 +16,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/metrics/sacrebleu.h"
@@ -43,7 +43,7 @@ std::string join_records(const std::vector<std::string>& records, const std::str
   return out;
 }
 
-void log_summary(const Decoder& decoder, const Stopwatch& clock, int64_t sentences) {
+void log_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t sentences) {
   const auto& c = decoder.counts();
   const double secs = std::max(clock.seconds(), 1e-9);
   spdlog::info("decoded {} sentences in {:.1f} s: {:.2f} sentences/s, {:.1f} output tokens/s "
@@ -132,7 +132,7 @@ std::vector<std::string> read_records(const std::string& path, const std::string
   return records;
 }
 
-DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
+DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
                           const std::string& output_path, const ProgressFn& progress) {
   const Stopwatch clock;
   DecodeOutcome outcome;
@@ -157,7 +157,7 @@ DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
   return outcome;
 }
 
-int64_t decode_interactively(Decoder& decoder, std::istream& in, std::ostream& out) {
+int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::ostream& out) {
   // The answer is the output here; logging it as well would print it twice.
   decoder.set_log_results(false);
   spdlog::info("interactive decoding: type a sentence and press enter; 'q' or end of input quits");
@@ -175,7 +175,7 @@ int64_t decode_interactively(Decoder& decoder, std::istream& in, std::ostream& o
   return answered;
 }
 
-DecodeOutcome decode_dev_split(Decoder& decoder, const Problem& problem,
+DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
                                const std::string& data_dir, const std::string& decodes_path) {
   const std::string suffix = ".decodes";
   if (!ends_with(decodes_path, suffix))

@@ -1,4 +1,4 @@
-// What t2t-decoder does with a Decoder, T2T's three ways: a file of source
+// What t2t-decoder does with a BatchTranslator, T2T's three ways: a file of source
 // lines (--decode_from_file), lines typed on standard input
 // (--decode_interactive), and the problem's dev split; plus T2T's output
 // file names and the BLEU report for --decode_reference.
@@ -13,7 +13,7 @@
 
 namespace t2t {
 
-class Decoder;
+class BatchTranslator;
 class Problem;
 
 // What T2T's default output name is made of.
@@ -51,19 +51,19 @@ struct DecodeOutcome {
 // Translates every record of input_path and writes one record per input, in
 // the input's order, to output_path (through a temporary file and a rename).
 // `progress` (may be empty) is called after each batch.
-DecodeOutcome decode_file(Decoder& decoder, const std::string& input_path,
+DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
                           const std::string& output_path, const ProgressFn& progress = nullptr);
 
 // Answers each line of `in` on `out` at once (flushed); a line "q" or the
 // end of input stops. Turns the decoder's log_results off: the answers are
 // the output. Returns the number of lines answered.
-int64_t decode_interactively(Decoder& decoder, std::istream& in, std::ostream& out);
+int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::ostream& out);
 
 // Decodes the problem's dev shards in file order (at most num_samples) and
 // writes <output>.decodes, and beside it the same name ending .targets and
 // .inputs (the examples' own targets and inputs as text), as T2T's
 // decode_from_dataset does. `decodes_path` must end in ".decodes".
-DecodeOutcome decode_dev_split(Decoder& decoder, const Problem& problem,
+DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
                                const std::string& data_dir, const std::string& decodes_path);
 
 // Corpus BLEU of `hypotheses` against the records of `reference_path`

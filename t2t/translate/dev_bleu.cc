@@ -7,7 +7,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/core/string_util.h"
 #include "t2t/translate/decode_modes.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/metrics/sacrebleu.h"
 
 namespace t2t {
@@ -66,7 +66,7 @@ DevBleu::DevBleu(const std::string& problem, const std::string& data_dir, DevBle
 
 double DevBleu::score(const std::shared_ptr<T2TModel>& model, int64_t step) {
   const Stopwatch clock;
-  Decoder decoder(model, encoders_.inputs, encoders_.targets, options_.decode, device_);
+  BatchTranslator decoder(model, encoders_.inputs, encoders_.targets, options_.decode, device_);
   // t2t-decoder's own modes, so that the scores match what it would print.
   DecodeOutcome outcome;
   std::string source;

@@ -7,11 +7,11 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/translate/decode_modes.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 
 namespace t2t {
 
-std::vector<double> score_file(Decoder& decoder, const std::string& path) {
+std::vector<double> score_file(BatchTranslator& decoder, const std::string& path) {
   const Stopwatch clock;
   const auto lines = read_records(path, "\n", "score_file");
   std::vector<std::vector<int64_t>> sources, targets;

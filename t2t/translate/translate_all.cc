@@ -29,7 +29,7 @@ struct StepCheckpoint {
 
 // The checkpoints of `dir` still to look at, oldest first: t2t's, else
 // (a T2T output directory) TensorFlow's.
-std::vector<StepCheckpoint> pending(const TranslateAllSpec& spec, const std::set<int64_t>& seen) {
+std::vector<StepCheckpoint> pending(const TranslateAllOptions& spec, const std::set<int64_t>& seen) {
   std::vector<StepCheckpoint> all;
   const std::string& model_dir = spec.translator.output_dir;
   for (const auto& path : list_checkpoints(model_dir))
@@ -49,7 +49,7 @@ bool still_there(const std::string& checkpoint) {
 }
 
 // Translates spec.source with one checkpoint into `output`.
-void translate_with(const TranslateAllSpec& spec, const std::string& checkpoint,
+void translate_with(const TranslateAllOptions& spec, const std::string& checkpoint,
                     const std::string& output) {
   TranslatorOptions options = spec.translator;
   options.checkpoint = checkpoint;
@@ -68,7 +68,7 @@ std::string translation_path(const std::string& translations_dir, const std::str
   return (fs::path(translations_dir) / (problem + "-" + std::to_string(step))).string();
 }
 
-TranslateAllResult translate_all(const TranslateAllSpec& spec) {
+TranslateAllResult translate_all(const TranslateAllOptions& spec) {
   const std::string& model_dir = spec.translator.output_dir;
   if (!fs::is_directory(model_dir))
     throw OptionError("model_dir", "{model_dir}=" + model_dir + " is not a directory; give the "

@@ -12,7 +12,7 @@
 
 namespace t2t {
 
-struct TranslateAllSpec {
+struct TranslateAllOptions {
   // What each checkpoint is decoded with; its output_dir is the run whose
   // checkpoints are translated (its checkpoint is set per checkpoint).
   TranslatorOptions translator;
@@ -44,6 +44,6 @@ struct TranslateAllResult {
 // stops once none has come for wait_minutes after the last ones were
 // done. A progress line per checkpoint. Throws t2t::Error naming the
 // directory or checkpoint at fault, or when no checkpoint qualified.
-TranslateAllResult translate_all(const TranslateAllSpec& spec);
+TranslateAllResult translate_all(const TranslateAllOptions& spec);
 
 }  // namespace t2t

@@ -14,7 +14,7 @@
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/translate/batch_workers.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/model_loading.h"
 #include "t2t/translate/parallel_batches.h"
 #include "t2t/translate/score_file.h"
@@ -100,7 +100,7 @@ Translator::~Translator() {
 std::shared_ptr<const LoadedModel> Translator::ready(LoadedModel loaded) const {
   prepare_model(*loaded.model, options_.quantize, options_.cuda_graphs);
   if (loaded.encoders.inputs && loaded.encoders.targets)
-    loaded.decoder = std::make_shared<Decoder>(loaded.model, loaded.encoders.inputs,
+    loaded.batch_translator = std::make_shared<BatchTranslator>(loaded.model, loaded.encoders.inputs,
                                                loaded.encoders.targets, options_.decoding,
                                                device_);
   return std::make_shared<const LoadedModel>(std::move(loaded));
@@ -116,7 +116,7 @@ std::shared_ptr<const LoadedModel> Translator::load_checkpoint(const std::string
     // Before the model serves: its first requests then take no longer than
     // the later ones.
     spdlog::info("warmed up on synthetic batches of 1 to {} sentences in {:.2f} s",
-                 options_.decoding.batch_size, loaded->decoder->warm_up());
+                 options_.decoding.batch_size, loaded->batch_translator->warm_up());
   }
   return loaded;
 }
@@ -172,12 +172,12 @@ std::shared_ptr<const LoadedModel> Translator::current() const {
 std::shared_ptr<const LoadedModel> Translator::require_current() const {
   auto model = current();
   if (!model) throw Error("no model is loaded yet");
-  if (!model->decoder)
+  if (!model->batch_translator)
     throw Error("this translator's model has no vocabularies: it translates ids only");
   return model;
 }
 
-std::vector<std::vector<int64_t>> Translator::encode(Decoder& decoder,
+std::vector<std::vector<int64_t>> Translator::encode(BatchTranslator& decoder,
                                                      const std::vector<std::string>& texts) const {
   std::vector<std::vector<int64_t>> sources;
   sources.reserve(texts.size());
@@ -190,11 +190,11 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& t
                                                const SearchRequest& request,
                                                std::optional<int64_t> batch_size) {
   const auto model = require_current();
-  const SearchOptions search = apply_search_request(model->decoder->options().search, request);
+  const SearchOptions search = apply_search_request(model->batch_translator->options().search, request);
   if (batch_size && *batch_size < 1)
     throw OptionError("max_batch_size", "{max_batch_size} must be at least 1, not " +
                                             std::to_string(*batch_size));
-  auto sources = encode(*model->decoder, texts);
+  auto sources = encode(*model->batch_translator, texts);
   const int64_t shared = queue_->queue.policy().max_batch_size;
   const int64_t batch = batch_size.value_or(shared);
   if (static_cast<int64_t>(sources.size()) >= batch || batch != shared) {
@@ -202,7 +202,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& t
     // the queue forms: batched as t2t-decoder batches a file, which int8
     // needs for t2t-decoder's very outputs (its activations are quantized
     // per batch).
-    return model->decoder->translate(sources, search, batch);
+    return model->batch_translator->translate(sources, search, batch);
   }
   // A few sentences: they wait for other callers' to share a batch, as
   // t2t-serve's requests do.
@@ -215,15 +215,15 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& t
 
 DecodeOutcome Translator::translate_file(const std::string& source, const std::string& target,
                                          const ProgressFn& progress) {
-  return decode_file(*require_current()->decoder, source, target, progress);
+  return decode_file(*require_current()->batch_translator, source, target, progress);
 }
 
 int64_t Translator::translate_stream(std::istream& in, std::ostream& out) {
-  return decode_interactively(*require_current()->decoder, in, out);
+  return decode_interactively(*require_current()->batch_translator, in, out);
 }
 
 DecodeOutcome Translator::translate_dev_split(const std::string& decodes_path) {
-  return decode_dev_split(*require_current()->decoder, *problem_, options_.data_dir, decodes_path);
+  return decode_dev_split(*require_current()->batch_translator, *problem_, options_.data_dir, decodes_path);
 }
 
 std::vector<double> Translator::score(const std::vector<std::string>& sources,
@@ -232,21 +232,21 @@ std::vector<double> Translator::score(const std::vector<std::string>& sources,
     throw Error(std::to_string(sources.size()) + " sources but " +
                 std::to_string(targets.size()) + " targets: score() takes pairs");
   const auto model = require_current();
-  const auto source_ids = encode(*model->decoder, sources);
+  const auto source_ids = encode(*model->batch_translator, sources);
   std::vector<std::vector<int64_t>> target_ids;
   target_ids.reserve(targets.size());
-  for (const std::string& t : targets) target_ids.push_back(model->decoder->encode_target(t));
+  for (const std::string& t : targets) target_ids.push_back(model->batch_translator->encode_target(t));
   // As --score_file: a pair needs both sides.
   for (size_t i = 0; i < sources.size(); ++i)
     if (source_ids[i].empty() || target_ids[i].empty())
       throw Error("pair " + std::to_string(i + 1) + " has an empty " +
                   (source_ids[i].empty() ? "source" : "target") +
                   "; every pair needs both sides");
-  return model->decoder->score(source_ids, target_ids);
+  return model->batch_translator->score(source_ids, target_ids);
 }
 
 std::vector<double> Translator::score_file(const std::string& path) {
-  return t2t::score_file(*require_current()->decoder, path);
+  return t2t::score_file(*require_current()->batch_translator, path);
 }
 
 void Translator::on_batch(OnBatch observer) {

@@ -30,7 +30,7 @@
 
 namespace t2t {
 
-class Decoder;
+class BatchTranslator;
 class T2TModel;
 
 // A checkpoint loaded and ready to translate, and where it came from.
@@ -41,7 +41,7 @@ struct LoadedModel {
   int64_t step = 0;
   bool int8_checkpoint = false;  // its weights were saved in int8
   // Text in, text out over `model`; set once the model is ready.
-  std::shared_ptr<Decoder> decoder;
+  std::shared_ptr<BatchTranslator> batch_translator;
 };
 
 struct ReloadResult {
@@ -104,7 +104,7 @@ class Translator {
   int64_t translate_stream(std::istream& in, std::ostream& out);
   DecodeOutcome translate_dev_split(const std::string& decodes_path);
   // Teacher-forced log-probabilities of targets[i] given sources[i]
-  // (Decoder::score); a pair needs both sides.
+  // (BatchTranslator::score); a pair needs both sides.
   std::vector<double> score(const std::vector<std::string>& sources,
                             const std::vector<std::string>& targets);
   // t2t-decoder --score_file (score_file.h).
@@ -132,7 +132,7 @@ class Translator {
   std::shared_ptr<const LoadedModel> ready(LoadedModel loaded) const;
   std::shared_ptr<const LoadedModel> load_checkpoint(const std::string& checkpoint) const;
   std::shared_ptr<const LoadedModel> require_current() const;
-  std::vector<std::vector<int64_t>> encode(Decoder& decoder,
+  std::vector<std::vector<int64_t>> encode(BatchTranslator& decoder,
                                            const std::vector<std::string>& texts) const;
 
   TranslatorOptions options_;

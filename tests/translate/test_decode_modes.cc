@@ -19,7 +19,7 @@
 #include "t2t/data/problem.h"
 #include "t2t/translate/decode_modes.h"
 #include "t2t/translate/decode_options.h"
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 #include "t2t/translate/parallel_batches.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
@@ -74,7 +74,7 @@ class EchoModel : public t2t::T2TModel {
   int64_t vocab_;
 };
 
-t2t::Decoder make_decoder(const std::string& decode_hparams,
+t2t::BatchTranslator make_decoder(const std::string& decode_hparams,
                           std::shared_ptr<EchoModel>* model_out = nullptr, int parallel = 0) {
   t2t::HParams dp = t2t::default_decode_hparams();
   dp.parse(decode_hparams, "--decode_hparams");
@@ -84,7 +84,7 @@ t2t::Decoder make_decoder(const std::string& decode_hparams,
   auto bytes = std::make_shared<t2t::ByteTextEncoder>();
   auto model = std::make_shared<EchoModel>(bytes->vocab_size());
   if (model_out) *model_out = model;
-  return t2t::Decoder(model, bytes, bytes, options);
+  return t2t::BatchTranslator(model, bytes, bytes, options);
 }
 
 std::string slurp(const std::string& path) { return t2t::read_file(path); }

@@ -1,4 +1,4 @@
-#include "t2t/translate/decoder.h"
+#include "t2t/translate/batch_translator.h"
 
 #include <ATen/Parallel.h>
 #include <pthread.h>
@@ -58,7 +58,7 @@ class ProgressTimer {
 
 }  // namespace
 
-Decoder::Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
+BatchTranslator::BatchTranslator(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
                  std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
                  torch::Device device)
     : model_(std::move(model)),
@@ -69,7 +69,7 @@ Decoder::Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> i
   model_->eval();
 }
 
-std::vector<int64_t> Decoder::encode_source(const std::string& line, const std::string& where) {
+std::vector<int64_t> BatchTranslator::encode_source(const std::string& line, const std::string& where) {
   std::string text = line;
   if (!is_valid_utf8(text)) {
     {
@@ -83,7 +83,7 @@ std::vector<int64_t> Decoder::encode_source(const std::string& line, const std::
   return fit_source(std::move(ids), where);
 }
 
-std::vector<int64_t> Decoder::encode_text(const std::string& utf8) const {
+std::vector<int64_t> BatchTranslator::encode_text(const std::string& utf8) const {
   const std::string text = u32_to_utf8(python_strip(utf8_to_u32(utf8)));
   if (text.empty()) return {};
   std::vector<int64_t> ids = input_encoder_->encode(text);
@@ -91,7 +91,7 @@ std::vector<int64_t> Decoder::encode_text(const std::string& utf8) const {
   return ids;
 }
 
-std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::string& where) {
+std::vector<int64_t> BatchTranslator::fit_source(std::vector<int64_t> ids, const std::string& where) {
   if (ids.empty() || ids.back() != kEosId) ids.push_back(kEosId);
   const int64_t limit = options_.max_input_length;
   if (limit > 0 && static_cast<int64_t>(ids.size()) > limit) {
@@ -108,7 +108,7 @@ std::vector<int64_t> Decoder::fit_source(std::vector<int64_t> ids, const std::st
   return ids;
 }
 
-std::vector<int64_t> Decoder::encode_target(const std::string& line) {
+std::vector<int64_t> BatchTranslator::encode_target(const std::string& line) {
   std::string text = line;
   if (!is_valid_utf8(text)) {
     {
@@ -124,15 +124,15 @@ std::vector<int64_t> Decoder::encode_target(const std::string& line) {
   return ids;
 }
 
-std::vector<double> Decoder::score(const std::vector<std::vector<int64_t>>& sources,
+std::vector<double> BatchTranslator::score(const std::vector<std::vector<int64_t>>& sources,
                                    const std::vector<std::vector<int64_t>>& targets) {
   if (sources.size() != targets.size())
-    throw Error("Decoder::score: " + std::to_string(sources.size()) + " sources but " +
+    throw Error("BatchTranslator::score: " + std::to_string(sources.size()) + " sources but " +
                 std::to_string(targets.size()) + " targets");
   const int64_t n = static_cast<int64_t>(sources.size());
   for (int64_t i = 0; i < n; ++i)
     if (is_empty_source(sources[i]) || targets[i].empty() || targets[i].back() != kEosId)
-      throw Error("Decoder::score: pair " + std::to_string(i + 1) + " needs a non-empty source "
+      throw Error("BatchTranslator::score: pair " + std::to_string(i + 1) + " needs a non-empty source "
                   "and a target ending in EOS");
   std::vector<double> out(n, 0.0);
   ProgressTimer progress(options_.progress_seconds, n);
@@ -168,12 +168,12 @@ DecodeCounts& DecodeCounts::operator+=(const DecodeCounts& other) {
   return *this;
 }
 
-DecodeCounts Decoder::counts() const {
+DecodeCounts BatchTranslator::counts() const {
   std::lock_guard<std::mutex> lock(counts_mutex_);
   return counts_;
 }
 
-std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int64_t>>& sources,
+std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                                const std::vector<int64_t>& rows,
                                                const SearchOptions& search,
                                                DecodeCounts* counts, int64_t first_key) const {
@@ -201,7 +201,7 @@ std::vector<Translation> Decoder::decode_batch(const std::vector<std::vector<int
   return out;
 }
 
-double Decoder::warm_up() {
+double BatchTranslator::warm_up() {
   const Stopwatch clock;
   SearchOptions search = options_.search;
   search.batch_decode_length = false;
@@ -236,12 +236,12 @@ double Decoder::warm_up() {
   return clock.seconds();
 }
 
-std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
+std::vector<Translation> BatchTranslator::translate(const std::vector<std::vector<int64_t>>& sources,
                                            int64_t first_key) {
   return translate(sources, options_.search, options_.batch_size, first_key);
 }
 
-std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_t>>& sources,
+std::vector<Translation> BatchTranslator::translate(const std::vector<std::vector<int64_t>>& sources,
                                            const SearchOptions& search, int64_t batch_size,
                                            int64_t first_key, const ProgressFn& progress_fn) {
   if (batch_size < 1) throw Error("batch_size must be at least 1, not " + std::to_string(batch_size));
@@ -295,7 +295,7 @@ std::vector<Translation> Decoder::translate(const std::vector<std::vector<int64_
   return out;
 }
 
-std::string Decoder::format(const Translation& translation) const {
+std::string BatchTranslator::format(const Translation& translation) const {
   auto clean = [](std::string s) {
     for (char& c : s)
       if (c == '\t' || c == '\n' || c == '\r') c = ' ';

@@ -1,8 +1,9 @@
-// Translating with a trained model: loading it from a run directory, and a
-// Decoder that turns source lines into output lines the way T2T's
-// utils/decoding.py does (inputs sorted by length and batched, results back
-// in the caller's order, detokenized, EOS stripped). The modes built on it
-// (file, interactive, dev split) are in decode_modes.h.
+// A BatchTranslator translates with one loaded model on one device: it turns
+// source lines into output lines the way T2T's utils/decoding.py does
+// (inputs sorted by length and batched, results back in the caller's order,
+// detokenized, EOS stripped). Callers reach it through Translator
+// (translator.h), which loads it and shares it between threads; the modes
+// built on it (file, interactive, dev split) are in decode_modes.h.
 #pragma once
 
 #include <torch/torch.h>
@@ -38,10 +39,10 @@ struct DecodeCounts {
   DecodeCounts& operator+=(const DecodeCounts& other);
 };
 
-class Decoder {
+class BatchTranslator {
  public:
   // The model must already be on `device`; the decoder puts it in eval mode.
-  Decoder(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
+  BatchTranslator(std::shared_ptr<T2TModel> model, std::shared_ptr<TextEncoder> input_encoder,
           std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
           torch::Device device = torch::kCPU);
 
