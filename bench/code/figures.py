@@ -75,6 +75,34 @@ def files_calling(names, tops):
     return sorted({os.path.dirname(p) + "/" for p in sources(tops) if pattern.search(read(p))})
 
 
+def class_body(name, tops):
+    """The text of `class name ... { ... };` in the first header that defines it."""
+    start = re.compile(r"\bclass\s+" + name + r"\b[^;{]*\{")
+    for p in sources(tops, (".h",)):
+        text = code_without_comments(read(p))
+        m = start.search(text)
+        if not m:
+            continue
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        return text[m.end():i]
+    return ""
+
+
+def virtual_methods(name):
+    body = class_body(name, LIBRARY)
+    return len([m for m in re.findall(r"\bvirtual\b[^;{]*", body) if "~" not in m])
+
+
+def public_tensor_methods(name):
+    """Public methods returning a tensor: the ways in to an attention layer."""
+    body = class_body(name, LIBRARY)
+    public = body.split("private:")[0].split("protected:")[0]
+    return len(re.findall(r"^\s*torch::Tensor\s+\w+\s*\(", public, re.M))
+
+
 def main():
     rows = []
     rows.append(("lines in models/ (models only)", folder_lines("models")))
@@ -89,6 +117,14 @@ def main():
     rows.append(("folders that load or ready a model for decoding", ", ".join(loaders)))
     rows.append(("lines of t2t/train/trainer.cc", lines("t2t/train/trainer.cc")))
     rows.append(("lines of t2t/data/batch_reader.cc", lines("t2t/data/batch_reader.cc")))
+    rows.append(("virtual methods of T2TModel (destructor aside)", virtual_methods("T2TModel")))
+    rows.append(("public calls of MultiheadAttention that attend",
+                 public_tensor_methods("MultiheadAttentionImpl")))
+    rows.append(("files named cuda_graph.h", len([p for p in sources(LIBRARY, (".h",))
+                                                  if os.path.basename(p) == "cuda_graph.h"])))
+    max_diff = re.compile(r"^\S.*\bmax_diff\s*\([^;]*\)\s*\{", re.M)
+    rows.append(("test files defining max_diff",
+                 len([p for p in sources(["tests"]) if max_diff.search(read(p))])))
     headers = [p for p in sources(LIBRARY, (".h",))]
     rows.append(("share of comment lines in the library's headers",
                  "{:.0%}".format(comment_share(headers))))

@@ -28,6 +28,7 @@
 #include "t2t/train/train_step.h"
 #include "tests/support/adam_pair.h"
 #include "tests/support/random_batch.h"
+#include "tests/support/tensor_compare.h"
 #include "tests/support/test_util.h"
 
 using t2t::test::run_command;
@@ -66,9 +67,7 @@ t2t::Batch random_batch(int seed, int64_t rows, int64_t in_len, int64_t out_len)
   return t2t::test::random_batch(seed, kVocab, rows, in_len, out_len);
 }
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.cpu().to(torch::kDouble) - b.cpu().to(torch::kDouble)).abs().max().item<double>();
-}
+using t2t::test::max_diff;
 
 void check_same_parameters(torch::nn::Module& a, torch::nn::Module& b, double rtol, double atol) {
   auto pa = a.parameters(), pb = b.parameters();

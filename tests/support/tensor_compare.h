@@ -3,11 +3,13 @@
 
 namespace t2t::test {
 
-// The largest elementwise |a - b|, computed in the tensors' own dtype on
-// their device. (tests/cuda/test_cuda.cc has its own, which moves both to
-// the CPU in float64 first.)
+// The largest elementwise |a - b|, in float64 on the CPU, so that neither
+// the tensors' own dtype nor their device rounds the difference.
 inline double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
+  return (a.detach().cpu().to(torch::kDouble) - b.detach().cpu().to(torch::kDouble))
+      .abs()
+      .max()
+      .item<double>();
 }
 
 }  // namespace t2t::test
