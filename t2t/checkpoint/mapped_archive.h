@@ -1,10 +1,7 @@
-// The tensors of a checkpoint file (a LibTorch archive, as
-// torch::serialize::OutputArchive writes it) read in place: the file is
-// mapped (t2t/io/mapped_file.h) and each tensor's memory is its record in
-// the mapping, so that loading a model for decoding copies nothing and
-// weights become resident as they are used. What the decoder, averaging and
-// the Python state_dict read; resuming a run, which needs the optimizer's
-// nested archive, reads through torch::serialize::InputArchive.
+// The tensors of a checkpoint file (a LibTorch archive) read in place: each
+// tensor's memory is its record in the mapped file, so loading copies
+// nothing. Resuming a run, which needs the optimizer's nested archive,
+// reads through torch::serialize::InputArchive instead.
 #pragma once
 
 #include <map>

@@ -1,8 +1,6 @@
-// CUDA graphs: work queued once on a GPU, captured, then launched again as a
-// whole for the cost of one launch (at::cuda::CUDAGraph, reached in
-// libt2t_cuda.so through cuda_loader.h). A graph replays the same kernels
-// on the same memory: its owner copies new inputs into the tensors the
-// capture read, and reads results from those it wrote.
+// CUDA graphs (at::cuda::CUDAGraph, in libt2t_cuda.so). A graph replays the
+// same kernels on the same memory: its owner copies new inputs into the
+// tensors the capture read, and reads results from those it wrote.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -33,11 +31,9 @@ class CudaGraph {
   void* graph_;
 };
 
-// For its lifetime, a stream of LibTorch's pool is the current stream of
-// `device` (a CUDA one): graphs are captured on a stream other than the
-// default, and what runs before and between them runs there too, in order.
-// The device is synchronized on the way in and out, so that what was
-// queued on the other stream comes first.
+// For its lifetime, a pool stream is `device`'s current stream (graphs are
+// captured off the default stream). The device is synchronized on the way
+// in and out.
 class UseSideStream {
  public:
   explicit UseSideStream(const c10::Device& device);

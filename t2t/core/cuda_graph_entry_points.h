@@ -6,12 +6,9 @@
 
 namespace t2t {
 
-// Captures what `body` queues on the current stream of `device` (which
-// must not be its default stream) into a graph, in a memory pool that all
-// of t2t's graphs on that device share: they never run at the same time,
-// and what one graph's replay leaves for later lives outside the pool or
-// in tensors its owner keeps. Nothing runs during the capture. Throws on
-// failure, the capture ended.
+// Captures what `body` queues on `device`'s current (non-default) stream,
+// in a memory pool all of t2t's graphs on that device share (they never run
+// at once). Throws on failure, the capture ended.
 using CaptureCudaGraph = void (*)(int device, const std::function<void()>* body, void** graph);
 inline constexpr const char* kCaptureCudaGraph = "t2t_capture_cuda_graph";
 // Runs a captured graph on the current stream.

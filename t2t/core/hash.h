@@ -1,9 +1,6 @@
-// Integer hashing and the one small generator t2t uses where a result must
-// be the same on every platform and thread count (std:: distributions are
-// not): SplitMix64, whose whole state is one word, so it saves as a single
-// number. Used by the batch reader's shuffling, the fused dropout's keep
-// decisions, the subword tables and the benchmarks' synthetic data (whose
-// Python references compute the same sequence).
+// Integer hashing, and SplitMix64 where a result must be the same on every
+// platform and thread count (std:: distributions are not); its state is
+// one word, so it saves as a single number.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +8,7 @@
 
 namespace t2t {
 
-// 2^64 / golden ratio: SplitMix64's increment, and a good multiplier for
-// spreading consecutive keys.
+// 2^64 / golden ratio: SplitMix64's increment.
 constexpr uint64_t kGoldenGamma = 0x9E3779B97F4A7C15ULL;
 
 // SplitMix64's output function: a bijective 64-bit mixer.
@@ -35,8 +31,7 @@ inline uint64_t murmur_mix64(uint64_t h) {
   return h;
 }
 
-// A 32-bit integer hash with full avalanche (two multiply-xorshift rounds),
-// cheap enough for vector units.
+// A 32-bit integer hash with full avalanche, cheap enough for vector units.
 inline uint32_t mix32(uint32_t x) {
   x ^= x >> 16;
   x *= 0x7FEB352DU;
@@ -49,8 +44,7 @@ inline uint32_t mix32(uint32_t x) {
 // FNV-1a's 64-bit offset basis.
 constexpr uint64_t kFnv1aBasis = 0xCBF29CE484222325ULL;
 
-// 64-bit FNV-1a of a byte string: stable across platforms and runs, unlike
-// std::hash.
+// 64-bit FNV-1a: stable across platforms and runs, unlike std::hash.
 inline uint64_t fnv1a64(std::string_view bytes, uint64_t basis = kFnv1aBasis) {
   uint64_t h = basis;
   for (unsigned char c : bytes) h = (h ^ c) * 0x100000001B3ULL;
@@ -73,8 +67,8 @@ class SplitMix64 {
       if (r >= threshold) return r % n;
     }
   }
-  // In [lo, hi] as next() % (hi - lo + 1): slightly biased, and exactly
-  // what the benchmarks' Python references compute.
+  // next() % (hi - lo + 1) + lo: slightly biased, as the benchmarks' Python
+  // references compute it.
   int64_t modulo_between(int64_t lo, int64_t hi) {
     return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
   }

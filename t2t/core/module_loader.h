@@ -1,13 +1,7 @@
-// t2t's optional parts, built as modules beside libt2t.so and loaded when a
-// run first needs them: libt2t_cuda.so (t2t's CUDA code) and
-// libt2t_archive.so (unpacking downloads with libarchive).
-//
-// Each pulls in libraries most runs never use: the CUDA half of LibTorch
-// (~250 MiB resident), or libarchive with libxml2 and ICU (~35 MB on disk,
-// which alone would put the relocatable install over its size budget).
-// Loading them on demand keeps every process small and quick to start, and
-// lets an installed tree run where a module's libraries are missing until
-// the module is asked for, at which point the error says what to install.
+// t2t's optional parts, modules beside libt2t.so loaded when a run first
+// needs them (libt2t_cuda.so, libt2t_archive.so): each pulls in large
+// libraries most runs never use, and a missing one fails only when asked
+// for, saying what to install.
 #pragma once
 
 #include <string>
@@ -18,8 +12,7 @@ namespace t2t {
 // variable of it); "" when the dynamic linker cannot say.
 std::string directory_of(const void* address);
 
-// The directory that holds libt2t.so (where the modules are built and
-// installed), resolved from this library's own address.
+// The directory that holds libt2t.so, and the modules.
 std::string libt2t_directory();
 
 // Loads `<libt2t_directory>/<file>` once (RTLD_NOW | RTLD_LOCAL) and returns

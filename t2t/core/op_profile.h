@@ -1,9 +1,6 @@
-// Time per LibTorch operator while an OpProfile is alive (t2t-decoder
-// --profile): every op that goes through the dispatcher, on every thread,
-// counted with its calls, its total time and its self time (total less the
-// ops it called), and the scopes t2t marks itself with RECORD_USER_SCOPE
-// (the encoder, a decoder step, the candidate scan). Built on LibTorch's
-// RecordFunction callbacks, which cost nothing while no profile is alive.
+// Time per LibTorch operator (and RECORD_USER_SCOPE scope), on every
+// thread, while an OpProfile is alive; through RecordFunction callbacks,
+// which cost nothing otherwise.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +27,8 @@ class OpProfile {
   // What was recorded so far, by self time, longest first.
   std::vector<OpTime> times() const;
 
-  // A table of the `top` longest by self time with each one's share of
-  // `wall_seconds` (the time the profiled work took, to put shares
-  // against), then a line for the rest.
+  // A table of the `top` longest by self time, each with its share of
+  // `wall_seconds`, then a line for the rest.
   std::string report(double wall_seconds, size_t top = 25) const;
 
  struct State;  // what the callbacks record into, in op_profile.cc

@@ -1,10 +1,6 @@
-// One registry mechanism for everything that is looked up by name: problems,
-// models and hparams sets. Entries are added next to their definitions with
-// the T2T_REGISTER_* macros. Each registry is a function-local static
-// defined in libt2t next to what it holds (problem_registry in
-// t2t/data/problem.cc, model_registry in t2t/model/model_registry.cc,
-// hparams_registry in t2t/core/hparams.cc), so that the binaries and every
-// --t2t_usr_dir plugin share exactly one instance of each.
+// Registries of problems, models and hparams sets, filled by the
+// T2T_REGISTER_* macros. Each is a function-local static defined in libt2t,
+// so the binaries and every plugin share one instance.
 #pragma once
 
 #include <functional>
@@ -84,10 +80,9 @@ class Registry {
   std::map<std::string, Entry> entries_;
 };
 
-// Registration happens during static initialisation, where an exception
-// would abort the program before main() can print it. Registrar records
-// failures here instead; check_registrations() reports them from main()
-// (and after each plugin is loaded).
+// Registration runs during static initialisation, where an exception would
+// abort before main(): failures are recorded here, and
+// check_registrations() reports them.
 std::vector<std::string>& registration_errors();
 void check_registrations();
 

@@ -1,4 +1,4 @@
-// Small string helpers shared across t2t (no LibTorch here: keep it light).
+// Small string helpers (no LibTorch).
 #pragma once
 
 #include <string>
@@ -17,10 +17,8 @@ bool ends_with(std::string_view s, std::string_view suffix);
 std::string to_lower(std::string_view s);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
-// T2T's registry key rule: "TranslateEnzhWmt32k" -> "translate_enzh_wmt32k".
-// Two passes, as tensor2tensor/utils/misc_utils.py does: an underscore before
-// an upper-case letter that starts a lower-case run, then between a lower-case
-// letter or digit and an upper-case letter; finally lower-case everything.
+// T2T's registry key rule (tensor2tensor/utils/misc_utils.py):
+// "TranslateEnzhWmt32k" -> "translate_enzh_wmt32k".
 std::string camelcase_to_snakecase(std::string_view name);
 
 // Levenshtein distance, for "did you mean" suggestions.

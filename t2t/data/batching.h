@@ -1,8 +1,6 @@
-// Batching as T2T does it on GPUs (utils/data_reader.py: batching_scheme,
-// bucket_by_sequence_length): examples are grouped into length buckets,
-// each bucket with its own number of examples per batch, and padded into
-// int64 batches. The reader that applies this to TFRecord shards is in
-// batch_reader.h.
+// Batching as T2T does it (utils/data_reader.py: batching_scheme,
+// bucket_by_sequence_length): length buckets, each with its own examples
+// per batch, padded into int64 batches.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,8 +14,8 @@ class HParams;
 
 // T2T's default length-bucket boundaries: x = min_length_bucket, then
 // x = max(x + 1, int(x * length_bucket_step)) while x < max_length.
-// Bucket i holds the lengths in [boundaries[i-1], boundaries[i]); the first
-// bucket starts at 0 and the last one is open-ended.
+// Bucket i holds lengths in [boundaries[i-1], boundaries[i]); the first
+// starts at 0, the last is open-ended.
 std::vector<int64_t> bucket_boundaries(int64_t max_length, int64_t min_length_bucket = 8,
                                        double length_bucket_step = 1.1);
 
@@ -38,16 +36,15 @@ struct BatchingScheme {
 // T2T's rule: batch_size counts tokens; each bucket gets
 // max(1, batch_size // its upper bound) examples (batch_size // max_length
 // for the last), rounded down to a divisor of the largest highly composite
-// number <= 3 * the largest of those, then multiplied by shard_multiplier.
-// max_length 0 means batch_size. Throws t2t::Error for values that make no
-// sense (batch_size < 1, step <= 1, max_length < min_length).
+// number <= 3 * the largest of those, times shard_multiplier. max_length 0
+// means batch_size. Throws t2t::Error for batch_size < 1, step <= 1 or
+// max_length < min_length.
 BatchingScheme batching_scheme(int64_t batch_size, int64_t max_length,
                                int64_t min_length_bucket = 8, double length_bucket_step = 1.1,
                                int64_t min_length = 0, int64_t shard_multiplier = 1);
 
-// From hparams batch_size, max_length, min_length, min_length_bucket,
-// length_bucket_step; with use_fixed_batch_size, batch_size counts examples
-// and there is a single bucket.
+// From the hparams; with use_fixed_batch_size, batch_size counts examples
+// in a single bucket.
 BatchingScheme batching_scheme(const HParams& hp, int64_t shard_multiplier = 1);
 
 struct Batch {

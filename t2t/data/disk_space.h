@@ -1,7 +1,5 @@
-// What a datagen run will take on disk, estimated from the size of its text
-// before anything is written, against the free space of --data_dir's
-// filesystem: a 25M-pair job writes gigabytes, and running out of disk an
-// hour in helps nobody.
+// What a datagen run will take on disk, estimated from its text before
+// anything is written, against the data directory's free space.
 #pragma once
 
 #include <cstdint>
@@ -21,19 +19,13 @@ struct SplitSize {
 struct DiskNeed {
   int64_t text_bytes = 0;   // of every split
   int64_t final_bytes = 0;  // every split's shards
-  // The most the data directory holds at any moment: the shards of the
-  // splits already written, plus the split being written's unshuffled
-  // temporary files (all of it) and the shards being shuffled out of them
-  // (`workers` at a time, each temporary file removed once its shard is
-  // renamed into place).
+  // The most held at any moment: the splits written, plus the current
+  // split's temporary files and `workers` shards being shuffled from them.
   int64_t peak_bytes = 0;
 };
 
-// The encoded size of a split's TFRecord shards: per example, the record
-// and tf.train.Example framing plus the ids as varints. Learned
-// vocabularies (SentencePiece, subword, token) give about one id per 3-5
-// bytes of text, mostly 1- or 2-byte varints; the byte vocabulary one id
-// per byte, of 1 or 2 bytes.
+// The encoded size of a split's shards: framing plus ids as varints
+// (learned vocabularies: an id per 3-5 bytes of text; bytes: one per byte).
 int64_t estimate_shard_bytes(const SplitSize& split, bool byte_vocabulary);
 
 // The splits are written in order, one after the other.
@@ -47,9 +39,8 @@ enum class DiskVerdict {
 };
 DiskVerdict judge_disk_space(int64_t peak_bytes, int64_t free_bytes);
 
-// Logs the estimate and the free space of data_dir's filesystem; warns when
-// close, and throws t2t::Error, naming the sizes and what to do, when
-// clearly short.
+// Logs the estimate and free space; warns when close, and throws
+// t2t::Error naming the sizes when clearly short.
 void check_disk_space(const std::string& data_dir, const std::vector<SplitSize>& splits,
                       bool byte_vocabulary, int workers);
 

@@ -1,8 +1,7 @@
-// The Problem API. A Problem names a dataset, knows how to fetch and encode
-// it into sharded TFRecord files of tf.train.Example, and hands the trainer
-// and decoder the same files and vocabularies later. Concrete problems live
-// in problems/ and register with T2T_REGISTER_PROBLEM(ClassName), keyed by
-// T2T's snake_case rule (TranslateEnzhWmt32k -> translate_enzh_wmt32k).
+// A Problem names a dataset, fetches and encodes it into sharded TFRecord
+// files of tf.train.Example, and gives the trainer and decoder those files
+// and vocabularies. T2T_REGISTER_PROBLEM(ClassName) registers one under
+// T2T's snake_case name (TranslateEnzhWmt32k -> translate_enzh_wmt32k).
 //
 //   Problem -> Text2TextProblem -> TranslateProblem -> concrete problems
 #pragma once
@@ -32,9 +31,9 @@ struct GenerateOptions {
   int64_t max_line_bytes = -1;  // -1: the problem's own limit; 0: none
 };
 
-// The encoders of the "inputs" and "targets" features. `shared` is true
-// when both are the very same vocabulary (then the model may tie its
-// embeddings); two vocabularies that merely have the same size are not.
+// The encoders of the "inputs" and "targets" features. `shared`: the very
+// same vocabulary (the model may then tie its embeddings), not merely one
+// of the same size.
 struct FeatureEncoders {
   std::shared_ptr<TextEncoder> inputs;
   std::shared_ptr<TextEncoder> targets;
@@ -47,8 +46,7 @@ class Problem {
 
   // The registered name, without the "_rev" suffix.
   const std::string& name() const { return name_; }
-  // True when asked for as "<name>_rev": inputs and targets swap places,
-  // reading the very same files and vocabularies.
+  // Asked for as "<name>_rev": inputs and targets swap places.
   bool reversed() const { return reversed_; }
 
   // One line for --registry_help.
@@ -57,15 +55,13 @@ class Problem {
   // T2T's defaults: 100 train shards, 1 dev shard.
   virtual std::vector<SplitSpec> dataset_splits() const;
 
-  // Downloads (into tmp_dir) what is missing, learns or loads the
-  // vocabularies and writes every split's shards into data_dir. Complete
-  // shards from an earlier run are kept; nothing half-written ever carries
-  // a final shard name.
+  // Downloads into tmp_dir what is missing, learns or loads the
+  // vocabularies and writes the shards into data_dir. Complete shards are
+  // kept; nothing half-written carries a final name.
   virtual void generate_data(const std::string& data_dir, const std::string& tmp_dir,
                              const GenerateOptions& options) = 0;
 
-  // The shard files of `split` in data_dir, named as T2T names them:
-  // <problem>-<split>-00000-of-00100.
+  // T2T's shard names: <problem>-<split>-00000-of-00100.
   std::vector<std::string> data_filepaths(const std::string& data_dir,
                                           const std::string& split) const;
 

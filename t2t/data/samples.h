@@ -1,5 +1,5 @@
-// Streams of (source, target) text pairs: what a text problem's generator
-// yields, read lazily so that no corpus is ever held in memory whole.
+// Streams of (source, target) text pairs, read lazily so no corpus is held
+// in memory whole.
 #pragma once
 
 #include <cstdint>
@@ -31,14 +31,12 @@ class SampleStream {
   virtual ~SampleStream() = default;
   // Fills `pair` and returns true, or returns false at the end.
   virtual bool next(TextPair* pair) = 0;
-  // About how many bytes of text the pairs still to come hold in all (for
-  // disk space estimates), or -1 when the stream cannot tell.
+  // About how many bytes of text are still to come, or -1 when unknown.
   virtual int64_t text_bytes() const { return -1; }
 };
 
-// Two line-aligned files, e.g. train.en / train.zh. Lines are read as bytes;
-// a trailing '\r' is removed. Files of different lengths are an error naming
-// both files and the line where one ran out.
+// Two line-aligned files, read as bytes, a trailing '\r' removed. Files of
+// different lengths are an error naming both and the line.
 class ParallelTextReader : public SampleStream {
  public:
   ParallelTextReader(std::string source_path, std::string target_path);
@@ -51,9 +49,8 @@ class ParallelTextReader : public SampleStream {
   int64_t line_ = 0;
 };
 
-// One file with a source and a target per line, separated by a tab (more
-// columns, e.g. an attribution, are ignored). A line without a tab is an
-// error naming the file and line.
+// One file of "source<TAB>target" lines (further columns ignored). A line
+// without a tab is an error naming the file and line.
 class TabSeparatedReader : public SampleStream {
  public:
   explicit TabSeparatedReader(std::string path);
@@ -91,11 +88,9 @@ class ConcatStream : public SampleStream {
   size_t pos_ = 0;
 };
 
-// Keeps one part of a corpus that has no split of its own: the pairs whose
-// source hashes to 0 modulo `every` (dev = true) or the others (dev =
-// false). Hashing the source, not counting lines, keeps every translation
-// of one source sentence on the same side, and gives the same split on
-// every platform and run.
+// One part of a corpus without its own split: pairs whose source hashes to
+// 0 modulo `every` (dev) or the others. Hashing the source keeps every
+// translation of a sentence on the same side, on every platform.
 class HashSplitStream : public SampleStream {
  public:
   HashSplitStream(std::unique_ptr<SampleStream> inner, bool dev, int every);
@@ -108,10 +103,9 @@ class HashSplitStream : public SampleStream {
   int every_;
 };
 
-// Drops pairs with an empty side, invalid UTF-8 or a side over
-// `max_line_bytes` (0: no limit), trims whitespace, counts what it drops
-// and warns about the first few with their position, and stops after
-// `max_cases` kept pairs (0: all).
+// Trims; drops (and counts, warning about the first few) pairs with an
+// empty side, invalid UTF-8 or a side over `max_line_bytes` (0: no limit);
+// stops after `max_cases` kept pairs (0: all).
 class FilteredStream : public SampleStream {
  public:
   FilteredStream(std::unique_ptr<SampleStream> inner, std::string what, int64_t max_line_bytes,
@@ -136,9 +130,8 @@ std::string strip_sgml(const std::string& line);
 // order. Throws t2t::Error naming the file when it cannot be read.
 std::vector<std::string> read_sgm_segments(const std::string& path);
 
-// Both sides of a WMT dev or test set, `source` and `target` .sgm files, as
-// pairs in memory; throws t2t::Error naming both when their segment counts
-// differ.
+// A WMT dev or test set's two .sgm files as pairs in memory; throws
+// t2t::Error naming both when their segment counts differ.
 std::unique_ptr<SampleStream> read_sgm_pairs(const std::string& source, const std::string& target);
 
 }  // namespace t2t

@@ -27,14 +27,11 @@ struct ShardWriteResult {
   double seconds = 0;
 };
 
-// Reads `stream` on the calling thread, encodes pairs on `threads` workers
-// (0: all cores) and deals the records round-robin into one unshuffled
-// temporary file per shard, in input order whatever the thread timing. Then
-// each shard (1/N of the data) is shuffled in memory with a generator seeded
-// from `seed` and the shard index, written to a temporary file and renamed
-// to its final path. Shards whose final file already exists are left alone.
-// Logs progress every few seconds. With no examples at all, nothing is
-// renamed into place.
+// Encodes pairs on `threads` workers (0: all cores) and deals them
+// round-robin, in input order, into a temporary file per shard; each shard
+// is then shuffled in memory (seeded from `seed` and its index) and renamed
+// into place. Existing shards are left alone; with no examples, nothing is
+// renamed.
 ShardWriteResult write_shuffled_shards(SampleStream& stream, const PairEncoder& encode,
                                        const std::vector<std::string>& paths, int threads,
                                        uint64_t seed);

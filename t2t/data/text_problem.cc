@@ -50,8 +50,8 @@ FeatureEncoders Text2TextProblem::load_encoders(const std::string& data_dir) con
     if (!vocab_exists(tgt, spec))
       throw Error("no target vocabulary for problem " + name() + " at '" + tgt +
                   "'. Run t2t-datagen --problem=" + name() + " first.");
-    // The two side by side: a SentencePiece model takes ~5 ms to load, a
-    // seventh of what a decoder waits before its first sentence.
+    // The two side by side: loading a SentencePiece model is a noticeable
+    // part of what a decoder waits before its first sentence.
     auto target = std::async(std::launch::async, [&] { return load_vocab(tgt, spec); });
     enc.inputs = load_vocab(src, spec);
     enc.targets = target.get();

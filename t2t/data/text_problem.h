@@ -1,6 +1,5 @@
-// Text-to-text problems: a problem declares its vocabulary and a generator of
-// (source, target) text pairs per split; generate_data() does the rest
-// (vocabulary learning, parallel encoding, sharding, shuffling).
+// Text-to-text problems: a vocabulary and a generator of text pairs per
+// split; generate_data() does the rest.
 #pragma once
 
 #include <memory>
@@ -22,24 +21,20 @@ class Text2TextProblem : public Problem {
   virtual bool separate_vocabularies() const { return false; }
   // Pairs with a side longer than this many bytes are dropped and counted.
   virtual int64_t max_line_bytes() const { return 4096; }
-  // At most this many sentences per vocabulary are sampled (uniformly, from
-  // the whole training split) for learning it. SentencePiece's unigram
-  // training time grows with the sample; 100k sentences (a few million
-  // words) is plenty for a 32k vocabulary and keeps a WMT-sized job to a
-  // minute or two on two cores.
+  // Sentences sampled uniformly from the training split to learn each
+  // vocabulary; training time grows with the sample, and 100k is plenty
+  // for a 32k vocabulary.
   virtual int64_t vocab_sample_sentences() const { return 100000; }
 
-  // The (source, target) pairs of `split`, read from raw data in tmp_dir,
-  // downloading or extracting what is missing.
+  // `split`'s pairs from raw data in tmp_dir, fetching what is missing.
   virtual std::unique_ptr<SampleStream> generate_samples(const std::string& split,
                                                          const std::string& tmp_dir) const = 0;
 
   void generate_data(const std::string& data_dir, const std::string& tmp_dir,
                      const GenerateOptions& options) override;
 
-  // The vocabulary actually used in data_dir: vocab_spec(), unless data_dir
-  // already holds T2T subword vocabularies for this problem, which are then
-  // used as they are so that an existing T2T data directory gives T2T's ids.
+  // vocab_spec(), unless data_dir holds T2T subword vocabularies for this
+  // problem: those are used, so a T2T data directory gives T2T's ids.
   VocabSpec vocab_spec_in(const std::string& data_dir) const;
 
   // The vocabulary file paths in data_dir: one, or source and target.
@@ -47,7 +42,6 @@ class Text2TextProblem : public Problem {
   std::string target_vocab_path(const std::string& data_dir) const;
 
  protected:
-  // Suffixes of the two vocabulary files when they are separate.
   virtual std::string source_suffix() const { return "inputs"; }
   virtual std::string target_suffix() const { return "targets"; }
 
@@ -56,10 +50,8 @@ class Text2TextProblem : public Problem {
  private:
   void learn_vocabularies(const std::string& data_dir, const std::string& tmp_dir,
                           const GenerateOptions& options) const;
-  // True when every shard of `split` is in data_dir.
   bool split_complete(const std::string& data_dir, const std::string& split) const;
-  // The splits still to write and their estimated text, for the disk space
-  // check; empty when a stream cannot tell its size.
+  // Empty when a stream cannot tell its size.
   std::vector<SplitSize> splits_to_write(const std::string& data_dir, const std::string& tmp_dir,
                                          const GenerateOptions& options) const;
 };

@@ -1,5 +1,4 @@
-// Which vocabulary a text problem uses, where its file lives in data_dir,
-// and how it is learned from a sample of the training text or loaded back.
+// A text problem's vocabulary: its type, file name, learning and loading.
 #pragma once
 
 #include <cstdint>
@@ -29,19 +28,16 @@ struct VocabSpec {
   int64_t max_subtoken_length = 200;      // subword
 };
 
-// The file name in data_dir, as T2T names it: "vocab.<problem>.<size>.subwords"
-// for subword, "vocab.<problem>.<size>.spm" + ".model" for SentencePiece,
-// "vocab.<problem>.<size>.tokens" for token; `lang` (e.g. "en") is appended
-// before the extension SentencePiece adds, when source and target have
-// separate vocabularies. Empty for byte.
+// T2T's file name: "vocab.<problem>.<size>.subwords", ".spm" (+ ".model")
+// or ".tokens"; with separate vocabularies `lang` (e.g. "en") is appended
+// before SentencePiece's extension. Empty for byte.
 std::string vocab_filename(const std::string& problem, const VocabSpec& spec,
                            const std::string& lang);
 
 // Loads the vocabulary stored at `path` (as vocab_filename names it).
 std::shared_ptr<TextEncoder> load_vocab(const std::string& path, const VocabSpec& spec);
 
-// Learns a vocabulary from `sample` (sentences of one language, or both for
-// a shared vocabulary), stores it at `path` atomically and returns it.
+// Learns a vocabulary from `sample`, stores it at `path` atomically.
 std::shared_ptr<TextEncoder> learn_vocab(const std::vector<std::string>& sample,
                                          const VocabSpec& spec, const std::string& path,
                                          int threads);

@@ -1,7 +1,6 @@
-// Data-parallel workers talk through torch.distributed's C++ core (c10d):
-// a TCPStore for the rendezvous, then Gloo for CPU tensors or NCCL for CUDA
-// tensors. This header keeps c10d (and Gloo's headers) out of everything
-// that includes it.
+// Data-parallel workers talk through c10d: a TCPStore for the rendezvous,
+// then Gloo (CPU) or NCCL (CUDA). This header keeps c10d's out of its
+// includers.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,9 +33,8 @@ std::optional<WorkerEnv> worker_env_from_environment();
 struct CommunicatorTimeouts {
   // At start: every worker must reach the store within this.
   std::chrono::milliseconds meeting = std::chrono::minutes(30);
-  // Once they have met, a collective (or the store) that gets no answer
-  // from a worker within this fails: a worker that stopped answering, or a
-  // cut link, ends the run instead of hanging it.
+  // Then a collective (or the store) unanswered this long fails, so a dead
+  // worker or link ends the run instead of hanging it.
   std::chrono::milliseconds collective = std::chrono::minutes(5);
 };
 
@@ -50,9 +48,8 @@ class CollectiveWork {
 
 class Communicator {
  public:
-  // Joins the group: rank 0 hosts the store at master_addr:master_port and
-  // the others connect to it within `timeouts.meeting`. NCCL when `device`
-  // is CUDA (t2t::Error if this LibTorch has no NCCL), Gloo otherwise.
+  // Joins the group: rank 0 hosts the store at master_addr:master_port.
+  // NCCL when `device` is CUDA (t2t::Error if there is no NCCL), else Gloo.
   static std::unique_ptr<Communicator> connect(const WorkerEnv& env, const c10::Device& device,
                                                const CommunicatorTimeouts& timeouts = {});
   virtual ~Communicator() = default;
@@ -76,20 +73,15 @@ class Communicator {
 
   virtual void barrier() = 0;
 
-  // Work the chief (rank 0) does alone while the others wait for it (an
-  // evaluation, writing a checkpoint), which may outlast the collective
-  // timeout. Every worker calls it at the same point of the run. The chief
-  // runs `work`, telling the others through the store that it is alive;
-  // they return once it is done, and throw t2t::Error when it failed or
-  // gave no sign of life within the collective timeout.
+  // Work the chief does alone while the others wait, which may outlast the
+  // collective timeout; every worker calls it at the same point. The chief
+  // signals through the store that it is alive; the others throw t2t::Error
+  // when it failed or gave no sign of life within the collective timeout.
   virtual void chief_alone(const std::string& what, const std::function<void()>& work) = 0;
 
-  // At a run's normal end, every worker: says it is done with the group.
-  // Rank 0's process hosts the store, which ends with it, while the others
-  // may still be reading the chief's last word from it (that the final
-  // checkpoint is written): the chief waits until they have all said so,
-  // 10 seconds at most (a worker that died cannot, and its failure is the
-  // launcher's to report).
+  // At a run's normal end, every worker. The chief, whose process hosts the
+  // store, waits (10 seconds at most) until all others have left, as they
+  // may still be reading from it.
   virtual void leave() = 0;
 };
 

@@ -1,10 +1,7 @@
-// Sums gradients over data-parallel workers while backward still runs: the
-// parameters are grouped into buckets of about `bucket_bytes`, in reverse
-// order of registration (roughly the order backward produces their
-// gradients), and a bucket is sent as soon as its last gradient arrives.
-// Buckets always go out in index order, so every worker issues the same
-// collectives in the same order even if their backward passes interleave
-// differently.
+// Sums gradients over data-parallel workers while backward still runs, in
+// buckets of about `bucket_bytes` (parameters in reverse order, as backward
+// produces them), each sent once complete. Buckets go out in index order,
+// so every worker issues the same collectives in the same order.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,16 +23,14 @@ class GradientReducer {
                   size_t bucket_bytes = 25u << 20);
   ~GradientReducer();
 
-  // Arms the hooks for the next backward pass, the last one before the
-  // update: each parameter's full gradient (what .grad already holds from
-  // earlier micro-batches plus what this pass adds) times `weight` goes into
-  // its bucket. Passes without arm() accumulate into .grad as usual.
+  // Arms the hooks for the next backward pass, the last before the update:
+  // each parameter's full gradient (.grad plus this pass's) times `weight`
+  // goes into its bucket. Passes without arm() accumulate as usual.
   void arm(double weight);
 
-  // After that backward: sends what is left, waits for every bucket, and
-  // sets each parameter's .grad to the sum over workers divided by
-  // `divisor`, a scalar tensor on the gradients' device, so that the host
-  // need not read it (a value still being summed over workers will do).
+  // After that backward: sets each .grad to the sum over workers divided by
+  // `divisor`, a scalar tensor on the gradients' device (not read by the
+  // host).
   void finish(const at::Tensor& divisor);
 
  private:

@@ -1,7 +1,5 @@
-// The entry point of libt2t_cuda.so that makes NCCL process groups, which
-// the communicator (communicator.cc) reaches through cuda_module_symbol()
-// (t2t/core/cuda_loader.h) once LibTorch's CUDA half is loaded; nothing
-// links against the module.
+// libt2t_cuda.so's entry point that makes NCCL process groups (reached
+// through cuda_module_symbol()).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>

@@ -1,6 +1,5 @@
-// Which address a data-parallel worker listens on for its peers. Not the
-// hostname's: in most containers and network namespaces it resolves to
-// 127.0.0.1, which no other machine reaches.
+// Which address a worker listens on for its peers. Not the hostname's,
+// which in most containers resolves to 127.0.0.1.
 #pragma once
 
 #include <string>
@@ -16,10 +15,9 @@ struct ListenAddress {
   std::string said;                     // for messages
 };
 
-// GLOO_SOCKET_IFNAME (interfaces, comma-separated) when set, as PyTorch
-// honours it; on one machine the loopback; else the local address through
-// which MASTER_ADDR is reached. t2t::Error naming MASTER_ADDR or
-// GLOO_SOCKET_IFNAME when there is none.
+// GLOO_SOCKET_IFNAME's interfaces when set; on one machine the loopback;
+// else the local address that reaches MASTER_ADDR. t2t::Error naming the
+// variable when there is none.
 ListenAddress listen_address(const WorkerEnv& worker);
 
 // This machine's name, for messages that say where a worker runs.

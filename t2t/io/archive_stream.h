@@ -1,7 +1,5 @@
-// The seam between archive.cc (in libt2t) and libt2t_archive.so, the module
-// that reads archives and compressed files with libarchive. The module is
-// loaded on first use (t2t/core/module_loader.h), so that only runs that
-// unpack downloads load libarchive and what it links (libxml2, ICU, ...).
+// The seam between archive.cc and libt2t_archive.so, the libarchive module
+// loaded on first use (module_loader.h).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +32,8 @@ class ArchiveStream {
   virtual size_t read(char* buffer, size_t size) = 0;
 };
 
-// The module's one entry point, looked up by the name below:
-// a new stream over `path` (raw: a single compressed stream, no entries).
+// The module's entry point: a stream over `path` (raw: one compressed
+// stream, no entries).
 using OpenArchiveStreamFn = ArchiveStream* (*)(const std::string& path, bool raw);
 inline constexpr const char* kOpenArchiveStream = "t2t_open_archive_stream";
 

@@ -1,7 +1,4 @@
-// CRC-32C (Castagnoli), the checksum of TFRecord files, and TFRecord's masked
-// form of it. Every record read or written goes through here, so it uses the
-// CPU's crc32 instruction where there is one and an 8-bytes-at-a-time table
-// otherwise.
+// CRC-32C (Castagnoli), the checksum of TFRecord files, and its masked form.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +14,7 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
 inline uint32_t crc32c(const void* data, size_t n) { return crc32c_extend(0, data, n); }
 inline uint32_t crc32c(std::string_view s) { return crc32c_extend(0, s.data(), s.size()); }
 
-// The table-only implementation, whatever the CPU offers. crc32c_extend uses
-// it where there is no crc32 instruction; tests check that the two agree.
+// The table-only implementation, used where there is no crc32 instruction.
 uint32_t crc32c_extend_portable(uint32_t crc, const void* data, size_t n);
 
 // TFRecord stores CRCs masked: a CRC computed over data that itself holds

@@ -1,6 +1,4 @@
-// Fetching dataset files, as T2T's generator_utils.maybe_download does: a file
-// already in place is used as is, so a second datagen run never touches the
-// network, and an interrupted download resumes where it stopped.
+// Fetching dataset files, as T2T's generator_utils.maybe_download does.
 #pragma once
 
 #include <string>
@@ -14,11 +12,8 @@ struct DownloadOptions {
 };
 
 // Returns dir/filename, downloading `url` there first when it does not
-// exist. The data goes to dir/filename.part (resumed with an HTTP range
-// request when one is left from an earlier attempt) and is renamed into place
-// only once complete. Redirects are followed; http(s), ftp and file:// URLs
-// work. Throws t2t::Error naming the URL and the error, and saying where to
-// put the file when downloading it by hand.
+// exist, through dir/filename.part (resumed by an HTTP range request) and a
+// rename. Throws t2t::Error naming the URL and where to put the file by hand.
 std::string maybe_download(const std::string& dir, const std::string& filename,
                            const std::string& url, const DownloadOptions& options = {});
 

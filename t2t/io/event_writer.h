@@ -1,6 +1,5 @@
 // TensorBoard event files: `events.out.tfevents.<seconds>.<host>`, a TFRecord
-// of Event protos, the first carrying file_version "brain.Event:2", the rest
-// scalar summaries. `tensorboard --logdir=<output_dir>` shows them.
+// of Event protos (file_version "brain.Event:2", then scalar summaries).
 #pragma once
 
 #include <cstdint>

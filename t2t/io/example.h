@@ -1,6 +1,5 @@
-// tf.train.Example records holding int64 lists, the form in which T2T stores
-// encoded data ({"inputs": [ids...], "targets": [ids...]}). The bytes are
-// TensorFlow's, so TF reads t2t's TFRecord files and the other way round.
+// tf.train.Example records of int64 lists, T2T's encoded data
+// ({"inputs": [ids...], "targets": [ids...]}), byte-compatible with TF.
 #pragma once
 
 #include <cstdint>
@@ -13,14 +12,11 @@ namespace t2t {
 
 using Int64Features = std::map<std::string, std::vector<int64_t>>;
 
-// Serializes to a tf.train.Example with one int64_list feature per key.
-// Features are written in key order, so equal inputs give equal bytes (and
-// equal files on a re-run).
+// One int64_list feature per key, in key order (equal inputs, equal bytes).
 std::string serialize_example(const Int64Features& features);
 
-// Parses a serialized tf.train.Example. Throws t2t::Error when the bytes are
-// not one, or naming the feature when a feature holds floats or bytes; a
-// feature with no list at all comes back empty.
+// Throws t2t::Error when the bytes are no tf.train.Example, or naming a
+// feature of floats or bytes; a feature with no list comes back empty.
 Int64Features parse_example(std::string_view serialized);
 
 }  // namespace t2t

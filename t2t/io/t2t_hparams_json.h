@@ -1,11 +1,6 @@
-// The hparams.json Tensor2Tensor writes into its --output_dir: what a T2T
-// run was trained with, read so that a T2T model decodes (and trains on)
-// with its own sizes and settings, whatever --hparams_set says.
-//
-// T2T writes it before its model copies and adjusts its hparams, so a few
-// values are not what the model ran with (shared_embedding_and_softmax_weights
-// stays true where vocabularies of different sizes untie it); t2t's model
-// applies the same adjustments itself.
+// The hparams.json Tensor2Tensor writes into its output directory. T2T
+// writes it before its model adjusts its hparams, so a few values are not
+// what the model ran with; t2t's model applies the same adjustments.
 #pragma once
 
 #include <string>
@@ -21,10 +16,9 @@ struct T2THparamsJson {
   std::vector<std::string> unusable;  // "key: why" for values t2t cannot take (kept the set's)
 };
 
-// Applies `path` onto `hp`: every key that `hp` has takes the file's value.
-// Keys t2t lacks and values of a type the key cannot hold (T2T's {} for
-// its modality functions, null) are reported, not applied. Throws
-// t2t::Error naming the file when it is not a JSON object.
+// Every key `hp` has takes the file's value; unknown keys and values of
+// another type are reported, not applied. Throws t2t::Error naming the file
+// when it is not a JSON object.
 T2THparamsJson apply_t2t_hparams_json(HParams& hp, const std::string& path);
 
 // Where a T2T run keeps its hparams: <dir>/hparams.json.

@@ -1,9 +1,7 @@
 // A reader of TensorFlow checkpoints (tensor bundle V2: `<prefix>.index` and
-// `<prefix>.data-0000K-of-0000M`), so that runs of TensorFlow's Tensor2Tensor
-// can be loaded without TensorFlow or a protobuf run-time library: the index
-// is a LevelDB-format table (t2t/io/sstable.h) of hand-parsed protos, the
-// data shards plain little-endian tensor bytes. Plain std types only, so
-// that tools that merely list a checkpoint need not include LibTorch.
+// `<prefix>.data-0000K-of-0000M`) without TensorFlow or protobuf: the index
+// is a LevelDB table (sstable.h) of hand-parsed protos, the shards plain
+// little-endian tensor bytes. No LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +46,7 @@ struct TFTensorEntry {
 class TFCheckpointReader {
  public:
   // prefix: the path without ".index", e.g. ".../model.ckpt-100". Reads and
-  // checks the index (block CRCs, footer magic, header: num_shards,
-  // little-endian) and that every data shard exists. Throws t2t::Error
+  // checks the index and that every data shard exists. Throws t2t::Error
   // naming the file.
   explicit TFCheckpointReader(const std::string& prefix);
 
@@ -60,14 +57,12 @@ class TFCheckpointReader {
   // Throws naming the variable and the file, suggesting close names.
   const TFTensorEntry& entry(const std::string& name) const;
 
-  // The tensor's bytes from its data shard, CRC-32C verified. Refuses
-  // partitioned (sliced) variables and strings, whose bytes are not the
-  // plain array.
+  // The tensor's bytes, CRC-32C verified. Refuses partitioned (sliced)
+  // variables and strings.
   std::string read_bytes(const std::string& name) const;
   // float32, float64, bfloat16 and float16 tensors as float32, row-major.
   std::vector<float> read_floats(const std::string& name) const;
-  // int32 and int64 tensors (and the narrower int8, uint8, int16 and bool)
-  // as int64.
+  // Integer and bool tensors as int64.
   std::vector<int64_t> read_ints(const std::string& name) const;
   // A one-element integer tensor, e.g. "global_step".
   int64_t read_scalar_int(const std::string& name) const;
@@ -76,7 +71,6 @@ class TFCheckpointReader {
   std::string shard_path(int32_t shard_id) const;
 
  private:
-  // The bytes checked against the entry's dtype, shape and size.
   std::string checked_bytes(const TFTensorEntry& e, const char* wanted) const;
 
   std::string prefix_;
@@ -85,17 +79,14 @@ class TFCheckpointReader {
   std::unordered_map<std::string, TFTensorEntry> entries_;
 };
 
-// The checkpoint named by the user: a prefix ("dir/model.ckpt-100"), or a
-// directory. For a directory, the checkpoint its `checkpoint` file names
-// (`model_checkpoint_path: "..."`; relative to the directory, and an absolute
-// path that no longer exists is looked for in the directory by its basename,
-// since runs are moved), else its newest `model.ckpt-N.index` by N. Returns
-// "" for a directory without a TF checkpoint; throws t2t::Error when its
-// `checkpoint` file names a missing one.
+// A prefix ("dir/model.ckpt-100") as is; for a directory, the checkpoint
+// its `checkpoint` file names (a vanished absolute path is looked for by
+// basename in the directory, since runs are moved), else its newest
+// model.ckpt-N.index. "" for a directory without one; throws t2t::Error
+// when the `checkpoint` file names a missing one.
 std::string find_tf_checkpoint(const std::string& path);
 
-// The TensorFlow checkpoints of `dir` named as T2T names them
-// (model.ckpt-N.index), oldest first: (N, prefix) pairs.
+// (N, prefix) of `dir`'s model.ckpt-N.index files, oldest first.
 std::vector<std::pair<int64_t, std::string>> list_tf_checkpoints(const std::string& dir);
 
 // True when `prefix + ".index"` exists.

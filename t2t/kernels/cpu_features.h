@@ -1,7 +1,5 @@
 // What this x86 CPU can run, asked once, for the kernels that pick a
-// hand-written version at run time (the products, attention, the candidate
-// scan, CRC32-C) and for advice on bf16; and the bracket their AVX-512
-// intrinsics need.
+// hand-written version at run time.
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -10,9 +8,8 @@
 // Defined where the hand-written x86 kernels compile.
 #define T2T_X86_KERNELS 1
 
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() along, and then
-// warn that it is (or may be) used uninitialized: kernels using them sit
-// between these two.
+// GCC 12 warns of uninitialized values inside its own AVX-512 intrinsics:
+// kernels using them sit between these two.
 #define T2T_INTRINSICS_BEGIN                                  \
   _Pragma("GCC diagnostic push")                              \
       _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
@@ -37,9 +34,8 @@ struct CpuFeatures {
 // This CPU's (all false where the x86 kernels do not compile).
 const CpuFeatures& cpu_features();
 
-// Whether this CPU multiplies bf16 natively; elsewhere LibTorch emulates
-// bf16 products in float32 and bf16 runs slower than float32. Off x86 it
-// is not known here, and taken as yes: no advice is better than wrong advice.
+// Whether this CPU multiplies bf16 natively (else bf16 runs slower than
+// float32). Off x86, unknown and taken as yes.
 inline bool cpu_computes_bf16() {
 #ifdef T2T_X86_KERNELS
   return cpu_features().avx512bf16 || cpu_features().amx_bf16;

@@ -70,9 +70,7 @@ __attribute__((target("avx512f"))) void panel_rows(const float* x, int64_t ldx,
 // multiply-adds in input order, then the bias, as the AVX-512 kernel's: the
 // two give the same bits. The call's R rows come interleaved (`group`:
 // [in, R], interleave_rows), so that its broadcasts read one stream with
-// constant offsets rather than R streams a row apart: base's products ran
-// ~10% faster so on a Zen 3 core, with the loop unrolled by 4 (fewer
-// instructions a step; unrolled alone, no faster). `cols` of the half's 16
+// constant offsets rather than R streams a row apart. `cols` of the half's 16
 // columns are real; stores of a partial half go through a buffer (AMD runs
 // vmaskmovps stores in microcode, dozens of operations each).
 template <int R, class Ahead>
@@ -299,10 +297,8 @@ at::Tensor CpuLinearWeight::apply(const at::Tensor& x, const at::Tensor& bias, b
     xp = grouped.data_ptr<float>();
   }
   at::parallel_for(0, panels, grain, [&](int64_t begin, int64_t end) {
-    // The AVX2 kernel reads ahead even when the weights fit the L3 cache: on
-    // a Zen 3 core (512 KB of L2) transformer_tiny's products took ~12% less
-    // time with it (alternating runs over the dev set, 7 of 7 pairs), where
-    // the AVX-512 kernel on a Zen 5 lost 8% (panel_prefetch.h).
+    // The AVX2 kernel reads ahead even when the weights fit the L3 cache:
+    // measured, it pays there, where the AVX-512 kernel's does not.
     if (avx2)
       half_panel_product<PanelPrefetch>(xp, rows, in_, wp, out_, bp, yp, relu, begin, end);
     else if (ahead)

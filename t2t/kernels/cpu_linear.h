@@ -1,18 +1,11 @@
 // Float32 products of CPU inference, x W^T + b, over a weight laid out once
-// for its kernel (CpuLinearWeight::pack, when a model is readied to decode).
-//
-// The kernel is t2t's own: the weight in panels of 32 output columns, each
-// panel's [in x 32] block read contiguously while rows of x accumulate in
-// registers (8 rows x 32 columns with AVX-512, 6 rows x 16 columns with AVX2
-// and FMA). At decoding sizes (a few to a few hundred rows) it runs at the
-// speed of oneDNN's best or faster (~250 GFLOP/s a core on an AVX-512 Zen 5)
-// without its per-call set-up, ~10 us a product that a small Transformer's
-// decoder pays 13 times a step, nor its kernel compilation per new row count
-// on first use. Each output is the same ordered chain of fused multiply-adds
-// whatever the number of rows and whichever of the two kernels, so a
-// sentence's products depend neither on its batch nor on the CPU's vector
-// width. On a CPU with neither, the weight is laid out for oneDNN's kernel
-// (OnednnWeight, onednn_linear.h).
+// for its kernel (CpuLinearWeight::pack, when a model is readied to decode):
+// panels of 32 output columns, rows of x accumulating in registers (AVX-512,
+// or AVX2 with FMA). Unlike oneDNN, no per-call set-up and no kernel
+// compiled per new row count. Each output is the same ordered chain of fused
+// multiply-adds whatever the rows and the kernel, so a sentence's products
+// depend neither on its batch nor on the CPU's vector width. On a CPU with
+// neither, the weight is laid out for oneDNN (onednn_linear.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -33,15 +26,12 @@ enum class CpuLinearKernel { best, avx512, avx2, onednn };
 class CpuLinearWeight {
  public:
   // The layout for `kernel`, or nullptr when it does not run here or the
-  // weight is not a float32 [out, in] CPU matrix. With `best`, nullptr when
-  // the CPU has neither AVX-512, nor AVX2 with FMA, nor a LibTorch with
-  // oneDNN. Tests name a kernel, to hold each to the others.
+  // weight is not a float32 [out, in] CPU matrix.
   static std::shared_ptr<const CpuLinearWeight> pack(const at::Tensor& weight,
                                                      CpuLinearKernel kernel = CpuLinearKernel::best);
   static bool runs_here(CpuLinearKernel kernel);
 
-  // Whether this is still `weight`'s layout: the same memory, unchanged
-  // since (a weight trained, loaded or converted since is not).
+  // Whether this is still `weight`'s layout: the same memory, unchanged.
   bool fits(const at::Tensor& weight) const;
 
   // `packed` when a product of `weight` with x may use it: x float32 on the

@@ -1,18 +1,10 @@
 // Attention for one decoding step on the CPU: one query per row and head.
+// Self-attention reads each row's history through a table of slots, so
+// reordering beams moves a row of that table instead of the cached keys
+// and values.
 //
-// At beam-search sizes (a few hundred (row, head) pairs, tens of positions,
-// depth 32-64) a general attention kernel spends most of its time setting
-// up each pair, and reordering the beams' self-attention caches at every
-// step copies them whole. These kernels do the arithmetic directly, and the
-// self-attention one reads each row's history through a table of slots, so
-// that reordering beams moves a row of that table instead of the keys and
-// values (the Transformer's decoding state keeps the table).
-//
-// On the CPU only, q in float32; the callers use
-// scaled_dot_product_attention elsewhere. Keys and values are both float32,
-// or both bfloat16 (an int8 model's caches, at half the memory), read as
-// float32. Every tensor's last dimension must be contiguous; the others may
-// have any strides.
+// q float32; keys and values both float32 or both bfloat16. Every tensor's
+// last dimension must be contiguous; the others may have any strides.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -37,10 +29,8 @@ at::Tensor attend_slots(const at::Tensor& q, const at::Tensor& keys, const at::T
                         const at::Tensor& slots, int64_t length, double scale);
 
 // Writes x [rows, heads, depth] (float32, last dimension contiguous) at
-// position `position` of slots [0, rows) of a contiguous cache [slots,
-// heads, capacity, depth], float32 or bfloat16 (rounded to nearest even, as
-// LibTorch converts): one step's keys or values, without a general strided
-// copy's set-up.
+// `position` of slots [0, rows) of a contiguous cache [slots, heads,
+// capacity, depth], float32 or bfloat16 (rounded to nearest even).
 void store_position(const at::Tensor& cache, int64_t position, const at::Tensor& x);
 
 // Encoder-decoder attention where `group` consecutive rows share a row of
@@ -54,9 +44,8 @@ at::Tensor attend_memory(const at::Tensor& q, const at::Tensor& keys, const at::
                          const at::Tensor& allowed, int64_t group, double scale);
 
 // The versions of the kernels' inner loop this CPU can run, best first
-// ("avx512" and "avx2" for depths of 16s, then "plain"), and a way to pin
-// one for the whole process until unpinned (""): for tests to hold each
-// version to the others. A pinned version that cannot take a call's depths
+// ("avx512", "avx2", "plain"), and, for tests, pinning one process-wide
+// until unpinned (""). A pinned version that cannot take a call's depths
 // leaves it to "plain".
 std::vector<std::string> decode_attention_kernels();
 void pin_decode_attention_kernel(const std::string& name);

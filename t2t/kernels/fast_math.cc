@@ -22,8 +22,8 @@ float fold_tail(const float* x, int64_t v, int64_t n, float* block_max, int64_t 
 }
 
 // The maxima by hand on x86: GCC's vectorized clones of the plain loops
-// reduce each block's lanes through memory, ~9x slower than a register
-// reduction (3.1 against 0.34 us for 8,192 values, AVX-512).
+// reduce each block's lanes through memory, far slower than a register
+// reduction.
 #ifdef T2T_X86_KERNELS
 T2T_INTRINSICS_BEGIN
 

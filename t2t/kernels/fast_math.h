@@ -8,15 +8,11 @@
 #include <utility>
 #include <vector>
 
-// Compiles a function for AVX-512, AVX2 and plain x86-64 and picks one at
-// load time, so that a portable build still runs the vector units. The
-// AVX2 clone is x86-64-v3's (AVX2 with FMA, every AVX2 CPU since 2013's):
-// its multiply-adds fuse, as the AVX-512 clone's do, and exp_sum runs ~30%
-// faster than with separate multiplies and adds (4.4 against 6.1 us for
-// 8,192 values on a Zen 3). A file with a line starting with it is
-// compiled with -fno-trapping-math (CMakeLists.txt): without it GCC leaves
-// exp_nonpositive's selects as branches in the AVX2 clone, and the loop
-// scalar.
+// Compiles a function for AVX-512, x86-64-v3 (AVX2 with FMA) and plain
+// x86-64 and picks one at load time, so a portable build still runs the
+// vector units. A file using it is compiled with -fno-trapping-math
+// (CMakeLists.txt): without it GCC keeps exp_nonpositive's selects as
+// branches in the AVX2 clone, and the loop scalar.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define T2T_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
@@ -50,17 +46,14 @@ inline float exp_nonpositive(float x) {
 // The largest of x[0, n), n >= 1.
 float row_max(const float* x, int64_t n);
 
-// Blocks of kMaxBlock values: block_max[b] = the largest of x[b * kMaxBlock,
-// (b + 1) * kMaxBlock) (the last block may be shorter; block_max has
-// (n + kMaxBlock - 1) / kMaxBlock places), and the largest of all is
-// returned. n >= 1. For scans that skip a block whose largest value cannot
-// matter.
+// block_max[b] = the largest of block b of kMaxBlock values (the last may
+// be shorter; (n + kMaxBlock - 1) / kMaxBlock places); returns the largest
+// of all. n >= 1.
 constexpr int64_t kMaxBlock = 64;
 float block_maxima(const float* x, int64_t n, float* block_max);
 
-// Every version of block_maxima this CPU can run (AVX-512, AVX2, plain), by
-// name, the one it uses first: for tests to hold each to the plain one.
-// block_max may be null.
+// Every version of block_maxima this CPU can run, by name, the one it uses
+// first (for tests). block_max may be null.
 using BlockMaximaKernel = float (*)(const float* x, int64_t n, float* block_max);
 std::vector<std::pair<const char*, BlockMaximaKernel>> block_maxima_kernels();
 
@@ -72,8 +65,7 @@ struct MaxExpSum {
 };
 MaxExpSum max_exp_sum(const float* x, int64_t n);
 
-// sum_v exp(x[v] - max) over x[0, n), its maximum known; vectorized, the
-// same sum max_exp_sum gives.
+// sum_v exp(x[v] - max) over x[0, n), its maximum known: max_exp_sum's sum.
 float exp_sum(const float* x, int64_t n, float max);
 
 }  // namespace t2t

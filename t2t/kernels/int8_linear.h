@@ -1,10 +1,7 @@
 // int8 linear layers for CPU inference: weights quantized once, per output
-// row (symmetric, int8), activations quantized per call from their observed
-// range. The product runs on t2t's own kernels where the CPU has one
-// (int8_panels.h: activations per row; 8 bits with AVX-512 VNNI, 7 with
-// AVX2), else on the quantized GEMM LibTorch ships (through the
-// dispatcher's quantized::linear_prepack and quantized::linear_dynamic, the
-// ops behind PyTorch's dynamic quantization: activations per call, 7 bits).
+// row (symmetric), activations per call from their observed range. Runs on
+// t2t's kernels where the CPU has one (int8_panels.h), else on LibTorch's
+// quantized::linear_dynamic (activations per call, 7 bits).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -29,13 +26,11 @@ Int8Weights quantize_rows(const at::Tensor& weight, const std::string& what);
 
 class Int8Linear {
  public:
-  // weight [out, in] and bias [out] (may be undefined), float32 on the CPU:
-  // quantize_rows(weight) then the constructor below. Throws t2t::Error for
-  // other dtypes or devices, naming `what`.
+  // weight [out, in] and bias [out] (may be undefined), float32 on the CPU.
+  // Throws t2t::Error for other dtypes or devices, naming `what`.
   Int8Linear(const at::Tensor& weight, const at::Tensor& bias, const std::string& what);
-  // From weights quantized before (an int8 checkpoint): the same layer as
-  // the float weight they came from gives. Throws t2t::Error naming `what`
-  // when they are no such pair.
+  // From weights quantized before (an int8 checkpoint). Throws t2t::Error
+  // naming `what` when values and scales do not fit together.
   Int8Linear(const Int8Weights& weights, const at::Tensor& bias, const std::string& what);
 
   // x [..., in] float32 on the CPU -> [..., out] float32.

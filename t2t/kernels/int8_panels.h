@@ -1,24 +1,15 @@
 // int8 products of CPU inference on t2t's own kernels, for the int8 layers
-// (int8_linear.h) on CPUs that have one of them:
-// - AVX-512 VNNI: its dot product sums four products of unsigned and signed
-//   bytes into int32 without saturating, so activations take 8 bits;
-// - AVX2: `vpmaddubsw` sums two such products into int16, saturating, then
-//   `vpmaddwd` pairs those into int32. Activations take 7 bits (codes 0-127)
-//   so that two products of at most 127 x 127 cannot saturate: exact, three
-//   instructions for 32 products where a float32 FMA does 8.
+// (int8_linear.h):
+// - AVX-512 VNNI: sums four byte products into int32 without saturating,
+//   so activations take 8 bits;
+// - AVX2: `vpmaddubsw` saturates at int16, so activations take 7 bits
+//   (codes 0-127) and two products of at most 127 x 127 cannot saturate.
 //
-// The weight keeps its int8 rows and per-row scales (quantize_rows); it is
-// laid out once in panels of output columns (64 for VNNI, 16 for AVX2), 4
-// inputs interleaved, the order both dot products read, and rows accumulate
-// in registers (6 x 64 columns in 24 registers; 4 x 16 columns in 8).
-// Activations are quantized per call and per row (asymmetric, the row's
-// range with 0 in it), so that a row's result does not depend on the rows
-// beside it, and the product accumulates in int32, exactly. Against
-// LibTorch's dynamic quantized linear (FBGEMM: one range for the whole
-// input, 7 bits, its activations packed and its output requantized in each
-// call) there is no per-call set-up to pay, and the layout is a plain
-// reordering, quick to make at load. VNNI ran ~1,000 against ~750 GOP/s a
-// core on a base Transformer's products of 48-128 rows.
+// The weight keeps its int8 rows and per-row scales (quantize_rows), laid
+// out once in panels of output columns (64 for VNNI, 16 for AVX2), 4 inputs
+// interleaved. Activations are quantized per call and per row (asymmetric,
+// the row's range with 0 in it), so a row's result does not depend on the
+// rows beside it; the product accumulates in int32, exactly.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,20 +1,12 @@
-// Float32 linear layers for CPU inference through oneDNN, the GEMM library
-// LibTorch ships (its mkldnn::_linear_pointwise op, the one PyTorch's
-// compiler emits for frozen CPU models). ATen's own float32 matmul goes to
-// MKL, which on non-Intel x86 CPUs keeps to its AVX2 code: on an AVX-512
-// AMD EPYC a [128 x 128] x [128 x 512] product ran at ~107 GFLOP/s one
-// thread, oneDNN's at ~215. Used only where no gradient is wanted, as the
-// op has no backward; below a few rows its per-call set-up (~10 us) costs
-// more than MKL's, so small products of small matrices stay with ATen.
+// Float32 linear layers for CPU inference through oneDNN (LibTorch's
+// mkldnn::_linear_pointwise op), where ATen's MKL matmul keeps to AVX2 on
+// non-Intel CPUs. No backward, so only where no gradient is wanted; small
+// products stay with ATen, whose per-call set-up is cheaper.
 //
-// oneDNN compiles a kernel for each new shape on first use (0.2-0.5 ms
-// each), and a decoder meets many row counts: beams x sentences left, one
-// row per sentence at the first step, batch x length in the encoder. Rows
-// of weights narrower than a vocabulary are therefore padded up to a few
-// bucketed counts (padded_rows), and the padding's output dropped: each
-// row's result does not depend on the others, and a fresh process compiles
-// ~8x fewer kernels. A vocabulary-wide product is not padded: each call of
-// it costs more than compiling its kernel once.
+// oneDNN compiles a kernel for each new shape on first use, and a decoder
+// meets many row counts, so rows are padded up to a few bucketed counts
+// (padded_rows) and the padding's output dropped. A vocabulary-wide
+// product is not padded: each call costs more than compiling its kernel.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,12 +18,9 @@
 
 namespace t2t {
 
-// A weight [out, in] laid out once in oneDNN's blocked format, so that a
-// product does not lay it out again at every call: 8-11% of a decoder's
-// time on the tiny and base Transformers. Used for its weight only while
-// that is unchanged (WeightStamp); the copy costs the weight's size in
-// memory again. CpuLinearWeight (cpu_linear.h) takes it on CPUs without
-// AVX-512 or AVX2.
+// A weight [out, in] laid out once in oneDNN's blocked format, so a product
+// does not lay it out again at every call. Used only while the weight is
+// unchanged (WeightStamp); costs the weight's size in memory again.
 class OnednnWeight {
  public:
   // nullptr when this LibTorch has no oneDNN or the weight is not a float32
@@ -54,8 +43,7 @@ class OnednnWeight {
 bool use_onednn_linear(const at::Tensor& x, int64_t out);
 
 // The row count a product of `rows` rows is computed at: rows itself below
-// 16, else rounded up to a multiple of max(16, 2^floor(log2 rows) / 8),
-// so that at most ~12% of the rows are padding past 128.
+// 16, else rounded up to a multiple of max(16, 2^floor(log2 rows) / 8).
 int64_t padded_rows(int64_t rows);
 
 // x [..., in] float32 CPU, weight [out, in], bias [out] or undefined ->

@@ -1,16 +1,9 @@
 // Reading the next weight panel ahead, for the panel kernels of the CPU
-// products (cpu_linear.cc, int8_panels.cc).
-//
-// A decoding step streams all of a model's weights once (transformer_base's
-// float32 decoder: ~105 MB, far more than the L3 cache), and a kernel call
-// over a panel's first rows consumes it faster than memory delivers: the
-// 8-row float32 kernel reads 128 bytes every 8 cycles, ~64 GB/s on one core.
-// Left to the hardware prefetcher, the first rows of each panel waited on
-// memory: a sequence of base's products ran at ~88% of the core's FMA rate
-// with 128 rows and ~67% with 24. Spreading prefetches of the next panel
-// over the calls of the current one keeps memory busy while the core
-// computes: ~94% and ~89%. The arithmetic is unchanged, so the outputs are
-// bit for bit the same.
+// products (cpu_linear.cc, int8_panels.cc). A decoding step streams all of
+// a large model's weights from memory, faster than the hardware prefetcher
+// brings them; prefetches of the next panel spread over the calls of the
+// current one keep memory busy while the core computes. The arithmetic is
+// unchanged, so the outputs are bit for bit the same.
 #pragma once
 
 #include <algorithm>
@@ -35,16 +28,13 @@ class PackedWeightBytes {
 };
 
 // Whether the products read their panels ahead: when the packed weights
-// alive are more than the L3 cache holds, a decoding step finds each of them
-// in memory again, not in the caches (transformer_base's float32 decoder
-// streams ~105 MB a step). A small model's weights stay in the caches, and
-// reading ahead only costs its instructions (transformer_tiny's decoding:
-// ~8% slower with it on an AVX-512 Zen 5). The AVX2 kernels (float32 and
-// int8) read ahead whatever this says (cpu_linear.cc, int8_panels.cc).
+// alive are more than the L3 cache holds. A small model's weights stay in
+// the caches, where reading ahead only costs its instructions. The AVX2
+// kernels read ahead whatever this says.
 bool read_ahead();
 
-// One kernel call's part of reading the next panel: one step of its inner
-// loop at a time, each `tick` an add and two prefetch instructions.
+// One kernel call's part of reading the next panel, a `tick` per step of
+// its inner loop.
 class PanelPrefetch {
  public:
   // Reads nothing new: each tick touches `here`, a line the call reads anyway.
@@ -73,8 +63,7 @@ struct NoPrefetch {
 
 // How the calls over one panel share the reading of the next: a panel of
 // `bytes`, read by `groups` calls (row groups) of `steps` steps each, every
-// call reading an even share. Worked out once a product, so that a call
-// pays no division (a small model's calls are ~1,000 cycles).
+// call an even share. Worked out once a product, so a call pays no division.
 class PanelReadAhead {
  public:
   PanelReadAhead(int64_t bytes, int64_t groups, int64_t steps) {
@@ -82,18 +71,15 @@ class PanelReadAhead {
     groups = std::max<int64_t>(1, groups);
     steps = std::max<int64_t>(1, steps);
     share_ = (lines + groups - 1) / groups * 64;
-    // Bytes a step, at most two lines: a float32 panel of 32 columns is two
-    // lines an input, all of it read by one call when there is one row
-    // group. An int8 panel is four lines a quad of inputs: with one row
-    // group (up to 6 rows) its call reads the first half ahead and leaves
-    // the rest to the hardware prefetcher.
+    // Bytes a step, at most two lines (a float32 panel's input); an int8
+    // panel with one row group has half of it read ahead, the rest left to
+    // the hardware prefetcher.
     stride_ = std::min<int64_t>(128, (share_ + steps - 1) / steps);
     second_ = stride_ > 64 ? 64 : 0;
   }
 
   // Row group `group`'s part of `next` (null: none). The last groups may
-  // run past the panel's end into the one after it, harmlessly: a prefetch
-  // never faults. As NoPrefetch, nothing.
+  // run past the panel's end: a prefetch never faults.
   template <class Ahead>
   Ahead for_group(const void* here, const void* next, int64_t group) const {
     if constexpr (std::is_same_v<Ahead, NoPrefetch>) {

@@ -1,7 +1,5 @@
-// Which weight, at which version, a copy laid out for a kernel was made from
-// (CpuLinearWeight, OnednnWeight): the copy is used only for that tensor
-// while unchanged, so that a weight trained, loaded or converted since is
-// read as it is, never through a stale copy.
+// Which weight, at which version, a copy laid out for a kernel was made
+// from, so a weight changed since is never read through a stale copy.
 #pragma once
 
 #include <ATen/core/Tensor.h>

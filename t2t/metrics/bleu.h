@@ -1,8 +1,6 @@
 // Corpus BLEU-4 over token sequences as T2T's bleu_hook.compute_bleu counts
-// it: clipped n-gram matches, exponential smoothing of orders without a
-// match (1 / (2^k * possible)), brevity penalty exp(1 - r/c) when the
-// translation is shorter. Used for the trainer's approximate BLEU (argmax ids
-// against the labels) and, on words, for T2T-compatible scoring of text.
+// it: clipped n-gram matches, orders without a match smoothed as
+// 1 / (2^k * possible), brevity penalty exp(1 - r/c) when shorter.
 #pragma once
 
 #include <array>
@@ -23,7 +21,7 @@ class BleuStats {
   int64_t reference_length() const { return reference_length_; }
   int64_t translation_length() const { return translation_length_; }
   // Per n-gram order (index 0 = unigrams): clipped matches and the
-  // translation's n-grams, the sufficient statistics sacreBLEU reports too.
+  // translation's n-grams.
   const std::array<int64_t, kMaxOrder>& matches() const { return matches_; }
   const std::array<int64_t, kMaxOrder>& possible() const { return possible_; }
 

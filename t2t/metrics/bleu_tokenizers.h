@@ -1,8 +1,6 @@
-// The tokenizers behind sacreBLEU's `13a`, `intl`, `zh` and `none` and T2T's
-// bleu_hook.bleu_tokenize, reimplemented to split exactly where they do:
-// every rule is one of their regular-expression substitutions, applied left
-// to right without overlap as Python's re.sub does, on codepoints, with
-// Python's notion of whitespace for the final split.
+// sacreBLEU's `13a`, `intl`, `zh` and `none` tokenizers and T2T's
+// bleu_hook.bleu_tokenize, splitting exactly where they do: each rule is
+// one of their re.sub substitutions, on code points.
 #pragma once
 
 #include <string>

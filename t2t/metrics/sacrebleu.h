@@ -1,11 +1,7 @@
-// Corpus BLEU for text, two ways:
-//  - corpus_bleu: sacreBLEU 2.x's BLEU-4 (tokenizers 13a, intl, zh, none;
-//    exponential smoothing; no effective order), to the same digits, with a
-//    sacreBLEU-style signature that names t2t, not sacrebleu, as the scorer.
-//  - t2t_bleu: T2T's bleu_hook.bleu_wrapper (its own tokenizer and
-//    compute_bleu), for comparing with numbers reported by old T2T runs.
-// One hypothesis and one reference per line; the two lists must be the same
-// length.
+// Corpus BLEU for text: corpus_bleu is sacreBLEU 2.x's BLEU-4 (exponential
+// smoothing, no effective order) to the same digits, with a signature
+// naming t2t as the scorer; t2t_bleu is T2T's bleu_hook.bleu_wrapper. One
+// hypothesis and one reference per line, as many of each.
 #pragma once
 
 #include <array>
@@ -53,9 +49,8 @@ std::string default_tokenizer_for(const std::vector<std::string>& references);
 double t2t_bleu(const std::vector<std::string>& hypotheses,
                 const std::vector<std::string>& references, bool case_sensitive = true);
 
-// The lines of a hypothesis or reference file, without "\n" or "\r\n"; a
-// last line without a newline counts. Throws t2t::Error naming the path when
-// it is missing, a directory or unreadable.
+// The lines of a file, without "\n" or "\r\n". Throws t2t::Error naming the
+// path when it is missing, a directory or unreadable.
 std::vector<std::string> read_bleu_lines(const std::string& path);
 
 // T2T's bleu_hook.bleu_tokenize on one line.

@@ -1,8 +1,6 @@
-// T2T hparams that every set carries under T2T's names and values (so that
-// T2T command lines and hparams files keep working) but that t2t does not
-// read as T2T does. One table (honoured_hparams.cc) says, for each, which
-// values are honoured and why the others are not; nothing is silently
-// ignored:
+// T2T hparams every set carries (so T2T command lines and files work) but
+// t2t does not read as T2T does. One table (honoured_hparams.cc) says which
+// values are honoured and why the others are not:
 //   activation_dtype            float32, bfloat16, float16: training's autocast
 //                               (effective_mixed_precision, t2t/train/train_step.h);
 //                               decoding computes in float32
@@ -21,12 +19,10 @@
 
 namespace t2t {
 
-// Checks `hp` against the table's rows for `model` (a registered model
-// name; rows for other models are skipped, rows for every model are not).
-// Throws t2t::Error naming each hparam whose value `model` would not
-// honour, where the value came from, and what to set instead. Returns one
-// line for each value that is accepted but changes nothing here and that
-// the user asked for (HParams::overridden), to be logged at start-up.
+// Checks `hp` against the table's rows for `model` and for every model.
+// Throws t2t::Error naming each hparam whose value would not be honoured,
+// where it came from, and what to set instead. Returns a line to log for
+// each overridden value that is accepted but changes nothing.
 std::vector<std::string> check_honoured_hparams(const HParams& hp, const std::string& model);
 
 // The hparam names the table covers, for tests and --help texts.

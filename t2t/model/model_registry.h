@@ -1,8 +1,5 @@
-// The Model registry. Models register with T2T_REGISTER_MODEL(ClassName) and
-// are built from hyperparameters and the problem's FeatureInfo alone: they
-// know nothing of flags, training loops or search. This header stays free of
-// LibTorch so that the command line front ends can list models cheaply; the
-// macro is used where the model's class (and so t2t/model/t2t_model.h) is known.
+// The model registry: T2T_REGISTER_MODEL(ClassName), built from hparams and
+// FeatureInfo alone. No LibTorch here, so front ends list models cheaply.
 #pragma once
 
 #include <functional>

@@ -1,10 +1,7 @@
-// Building a model whose every parameter a checkpoint is about to set: while
-// a SkipInitialization is alive on this thread, models leave their large
-// parameters (dense weights, embeddings) uninitialized, as torch::empty
-// makes them. Untouched, their pages are never made resident, so a decoder
-// that loads a model pays neither the time of drawing tens of millions of
-// random numbers nor the memory of a float copy of weights that an int8
-// checkpoint replaces. Models that honour it ask skip_initialization().
+// While a SkipInitialization is alive on this thread, models leave their
+// large parameters uninitialized (torch::empty), as a checkpoint is about
+// to set them: no time spent drawing them, no pages made resident. Models
+// that honour it ask skip_initialization().
 #pragma once
 
 namespace t2t {

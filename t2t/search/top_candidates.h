@@ -20,11 +20,10 @@ struct Candidates {
 // hypothesis). A candidate's log-probability is its hypothesis's plus
 // log_softmax(logits) of its id; the `count` best per sentence are kept
 // (count <= beams * vocab), ties going to the lower beam, then id.
-// float32 logits on the CPU take one fused pass; others go through ATen.
 Candidates top_candidates(const at::Tensor& logits, const at::Tensor& alive_log_probs,
                           int64_t count, double penalty);
 
-// The ATen version, whatever the device (for tests to compare against).
+// The ATen version, whatever the device (for tests).
 Candidates top_candidates_aten(const at::Tensor& logits, const at::Tensor& alive_log_probs,
                                int64_t count, double penalty);
 

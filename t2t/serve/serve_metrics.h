@@ -1,7 +1,5 @@
-// What GET /metrics reports, in Prometheus' text format (version 0.0.4):
-// requests by path and status, translate latency and batch size histograms,
-// queue depth, sentences and output tokens (totals and the rate over the
-// last few seconds), the model's step and reloads. Thread safe.
+// What GET /metrics reports, in Prometheus' text format (version 0.0.4).
+// Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -40,8 +38,7 @@ class ServeMetrics {
   void batch_done(int64_t sentences, int64_t output_tokens);
   void reload_done(bool ok);
 
-  // With the gauges the server knows: sentences waiting, requests in
-  // flight, and the serving model's step (-1: none loaded yet).
+  // `model_step` -1: none loaded yet.
   std::string prometheus_text(int64_t queue_depth, int64_t in_flight_requests,
                               int64_t model_step) const;
 

@@ -1,6 +1,5 @@
-// SIGTERM and SIGINT as a call on a thread of our own. A signal handler may
-// only do async-signal-safe things, so the handler writes the signal's
-// number to a pipe and this object's thread, reading it, makes the call.
+// SIGTERM and SIGINT as a call on a thread of our own: the handler writes
+// to a pipe (async-signal-safe), which the thread reads.
 #pragma once
 
 #include <functional>
@@ -11,10 +10,10 @@ namespace t2t {
 
 class StopSignals {
  public:
-  // Installs the handlers (and ignores SIGPIPE: a client gone mid-answer is
-  // an error return, not a kill). `on_signal` gets "SIGTERM" or "SIGINT",
-  // once per signal received. One instance at a time. Throws t2t::Error
-  // when the pipe cannot be made.
+  // Installs the handlers and ignores SIGPIPE (a client gone mid-answer is
+  // an error, not a kill). `on_signal` gets "SIGTERM" or "SIGINT" once per
+  // signal. One instance at a time. Throws t2t::Error when the pipe cannot
+  // be made.
   explicit StopSignals(std::function<void(const std::string&)> on_signal);
   // Ends the thread; signals that come later are dropped.
   ~StopSignals();

@@ -1,6 +1,5 @@
-// The server's JSON: what POST /v1/translate accepts, checked field by
-// field so that a bad request is told exactly what is wrong, and what it
-// answers. Free of LibTorch and of HTTP: the tests feed it bodies directly.
+// The JSON of POST /v1/translate, checked field by field. Free of LibTorch
+// and HTTP.
 //
 //   request:  {"text": ["...", ...], "beam_size": 4, "alpha": 0.6, "n_best": 1,
 //              "patience": 0}
@@ -41,16 +40,13 @@ struct TranslateRequest {
   std::optional<double> patience;  // SearchOptions::patience
 };
 
-// Parses and checks a request body. Throws ApiError: 400 for a body that is
-// not JSON (invalid UTF-8 included), not an object, with a field of the
-// wrong type or out of range, or an unknown field; 413 for more sentences
-// than max_request_sentences.
+// Throws ApiError: 400 for a body that is not a JSON object (invalid UTF-8
+// included), or has an unknown field or one of the wrong type or out of
+// range; 413 for more than max_request_sentences.
 TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits);
 
-// The server's search with the request's options on top, by the library's
-// one rule (apply_search_request, t2t/translate/search_request.h). Throws
-// ApiError (400) naming the field at fault, e.g. n_best above the beam size
-// in effect.
+// The server's search with the request on top (apply_search_request).
+// Throws ApiError (400) naming the field at fault.
 SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server);
 
 std::string translate_response(const std::vector<Translation>& translations, int64_t n_best,

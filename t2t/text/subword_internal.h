@@ -1,5 +1,4 @@
-// Internal to the subword encoder and its builder: escaping on UTF-32, and
-// the vocabulary as a trie for greedy longest-prefix matching.
+// Internal to the subword encoder and its builder.
 #pragma once
 
 #include <cstdint>

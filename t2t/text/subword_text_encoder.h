@@ -1,13 +1,8 @@
 // T2T's SubwordTextEncoder (tensor2tensor/data_generators/text_encoder.py),
-// reproduced to the id: a vocabulary file written by T2T gives the same ids
-// here for the same text, and building from the same token counts gives the
-// same vocabulary.
+// reproduced to the id, in encoding and in building from token counts.
 //
-// Encoding: tokenize (tokenizer.h); escape each token ('\' -> "\\", '_' ->
-// "\u", a character outside the alphabet or a newline -> "\<decimal>;") and
-// end it with '_'; split the escaped token greedily into the longest
-// vocabulary subtokens, left to right. Decoding concatenates the subtokens,
-// cuts at each '_' and undoes the escapes.
+// Encoding: tokenize (tokenizer.h), escape each token and end it with '_',
+// split it greedily into the longest vocabulary subtokens, left to right.
 //
 // Vocabulary file: one subtoken per line, in single quotes; the line number
 // is the id. "'<pad>_'" and "'<EOS>_'" come first.
@@ -26,8 +21,8 @@
 namespace t2t {
 
 // '\' -> "\\", '_' -> "\u", characters not in `alphabet` and '\n' ->
-// "\<decimal code point>;", then a final '_'. The alphabet always counts the
-// escape characters \ _ u ; 0-9 in, whether or not `alphabet` lists them.
+// "\<decimal code point>;", then a final '_'. The escape characters
+// \ _ u ; 0-9 always count as in the alphabet.
 std::string escape_token(std::string_view token, std::u32string_view alphabet);
 // Inverse of escape_token; a trailing '_' is dropped. "\<n>;" with n not a
 // valid code point (too large, or a UTF-16 surrogate) reads U+3013.
@@ -48,18 +43,17 @@ class SubwordTextEncoder : public TextEncoder {
   // The same from subtoken strings, id = position.
   static SubwordTextEncoder from_subtokens(std::vector<std::string> subtokens);
 
-  // T2T's build_from_generator: counts the tokens of `texts` and calls
-  // build_to_target_size(target_size, counts, 1, 1000, ...).
+  // T2T's build_from_generator: build_to_target_size(target_size, counts of
+  // `texts`, 1, 1000, ...).
   static SubwordTextEncoder build_from_corpus(
       const std::vector<std::string>& texts, int64_t target_size,
       std::optional<int> max_subtoken_length = std::nullopt,
       const std::vector<std::string>& reserved = reserved_tokens());
 
-  // Binary search over the minimum subtoken count in [min_val, max_val] for a
-  // vocabulary within 1% of target_size; returns the closest one tried.
-  // `max_subtoken_length`, when set, bounds the candidate subtokens (T2T's
-  // quirk: to max_subtoken_length - 1 characters). Building runs on all
-  // cores; each trial logs its minimum count and size.
+  // Binary search over the minimum subtoken count in [min_val, max_val] for
+  // a vocabulary within 1% of target_size; returns the closest one tried.
+  // `max_subtoken_length` bounds candidates to max_subtoken_length - 1
+  // characters (T2T's quirk). Runs on all cores.
   static SubwordTextEncoder build_to_target_size(
       int64_t target_size, const TokenCounts& counts, int64_t min_val = 1, int64_t max_val = 1000,
       std::optional<int> max_subtoken_length = std::nullopt,
@@ -97,11 +91,10 @@ class SubwordTextEncoder : public TextEncoder {
   struct Cache;
   friend struct SubwordBuilder;
 
-  // Subtokens from first_indexed on are matched; earlier ones (reserved
-  // tokens during the first building step) only hold their ids.
+  // Subtokens from first_indexed on are matched; earlier ones only hold
+  // their ids.
   void set_subtokens(const std::vector<std::u32string>& subtokens, size_t first_indexed);
   void set_alphabet(std::u32string alphabet);
-  // Appends the ids of one token.
   void token_ids(std::u32string_view token, std::vector<int64_t>& out) const;
   // Appends the ids of an escaped token; throws t2t::Error when a character
   // has no single-character subtoken.

@@ -1,10 +1,7 @@
-// Text encoders: text <-> integer ids, with T2T's reserved ids
-// (tensor2tensor/data_generators/text_encoder.py). Id 0 is padding and id 1
-// is end-of-sequence in every vocabulary; encode() never appends EOS (callers
-// do) and decode() drops padding ids but otherwise decodes every id, EOS
-// included, rather than stopping at it.
-//
-// These classes need no LibTorch.
+// Text encoders: text <-> ids, with T2T's reserved ids (text_encoder.py):
+// 0 is padding and 1 end-of-sequence in every vocabulary. encode() never
+// appends EOS; decode() drops padding but decodes every other id, EOS
+// included. No LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -56,17 +53,14 @@ class ByteTextEncoder : public TextEncoder {
 // Whitespace-separated tokens looked up in a fixed vocabulary.
 class TokenTextEncoder : public TextEncoder {
  public:
-  // From a file of one token per line (surrounding whitespace stripped).
-  // As in T2T the file is taken as is: it must list "<pad>" and "<EOS>"
-  // first itself for ids 0 and 1 to mean padding and EOS.
-  // `replace_oov`: when set, unknown tokens encode as this token, which must
-  // be in the vocabulary; when unset, an unknown token is an error.
-  // `reverse`: encode and decode token sequences back to front.
+  // From a file of one token per line (stripped), taken as is, as in T2T:
+  // it must list "<pad>" and "<EOS>" first itself. `replace_oov`: the
+  // in-vocabulary token unknown ones encode as (unset: an error).
+  // `reverse`: token sequences back to front.
   static TokenTextEncoder from_file(const std::string& vocab_path,
                                     std::optional<std::string> replace_oov = std::nullopt,
                                     bool reverse = false);
-  // From a list; "<pad>" and "<EOS>" are put first (and dropped from the
-  // list where they appear in it).
+  // From a list; "<pad>" and "<EOS>" are put first (and dropped elsewhere).
   static TokenTextEncoder from_list(const std::vector<std::string>& tokens,
                                     std::optional<std::string> replace_oov = std::nullopt,
                                     bool reverse = false);

@@ -1,16 +1,11 @@
 // T2T's invertible tokenizer (tensor2tensor/data_generators/tokenizer.py) and
 // the token counts its vocabularies are built from.
 //
-// Text is split at every boundary between an alphanumeric character (Unicode
-// category L* or N*) and a non-alphanumeric one. A token that is exactly one
-// space is dropped unless it starts the text, since decoding puts a space
-// back between any two adjacent alphanumeric tokens:
+// Text is split at every boundary between an alphanumeric character (L* or
+// N*) and another. A single-space token is dropped unless it starts the
+// text; decoding puts it back between adjacent alphanumeric tokens:
 //   "Dude - that's so cool." -> "Dude" " - " "that" "'" "s" "so" "cool" "."
-// Runs of Chinese characters (category Lo) form one token per run between
-// punctuation; there is no word segmentation.
-//
-// Lengths and positions follow code points, as T2T's Python does (see
-// utf8.h).
+// Lengths and positions are in code points, as in T2T's Python.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +16,9 @@
 
 namespace t2t {
 
-// ---- Tokenizer ------------------------------------------------------------
-
 namespace tokenizer {
 
-// True for code points of general category L* or N* (unicode::kUcdAlnum,
-// whose generated table records the Unicode version).
+// True for code points of general category L* or N*.
 bool is_alnum(char32_t c);
 
 // Views into `text`.
@@ -40,8 +32,6 @@ std::u32string decode(const std::vector<std::u32string>& tokens);
 
 }  // namespace tokenizer
 
-// ---- Token counts, for building vocabularies --------------------------------
-
 // Token (UTF-8) -> number of occurrences.
 using TokenCounts = std::unordered_map<std::string, int64_t>;
 
@@ -51,11 +41,10 @@ void count_tokens(std::string_view utf8_text, TokenCounts& counts);
 // SubwordTextEncoder.build_from_generator). Tokenizes on several threads.
 TokenCounts count_tokens(const std::vector<std::string>& texts);
 
-// T2T's tokenizer.corpus_token_counts: reads the files matching the glob
-// `file_pattern` in sorted order. With split_on_newlines each line is
-// stripped of surrounding whitespace and counted on its own; otherwise each
-// file is one text. Stops after max_lines lines when max_lines > 0.
-// Throws t2t::Error when nothing matches or a file cannot be read.
+// T2T's tokenizer.corpus_token_counts over the files matching the glob, in
+// sorted order: each line stripped (split_on_newlines) or each file one
+// text; at most max_lines lines when > 0. Throws t2t::Error when nothing
+// matches or a file cannot be read.
 TokenCounts corpus_token_counts(const std::string& file_pattern, int64_t max_lines,
                                 bool split_on_newlines = true);
 

@@ -1,10 +1,7 @@
 // The Unicode facts t2t's tokenizers need: code point classes and Python's
-// str.lower(). T2T and sacreBLEU are Python and take these facts from
-// different places (unicodedata, the `regex` module, sacreBLEU's own table),
-// so each class is generated from the very source its tokenizer uses, by
-// gen_unicode_tables.py, into unicode_tables.cc. Matching their sources
-// keeps token boundaries, and therefore subword ids and BLEU scores,
-// identical to theirs.
+// str.lower(). Each class is generated (gen_unicode_tables.py, into
+// unicode_tables.cc) from the source its Python tokenizer uses, so token
+// boundaries, subword ids and BLEU scores match theirs.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +29,6 @@ bool in_class(char32_t c, Class cls);
 
 // Python's str.lower().
 std::u32string lower(const std::u32string& s);
-
-// ---- The generated tables ---------------------------------------------------
 
 // Inclusive; `classes` is a set of Class bits.
 struct CodepointRange {

@@ -1,9 +1,6 @@
-// UTF-8 and strings of code points, as T2T's and sacreBLEU's Python see them.
-//
-// Lengths and positions in their tokenizers and encoders follow code points,
-// so t2t works on UTF-32 internally and on UTF-8 at its interfaces. Invalid
-// UTF-8 is decoded as Python's codecs decode it, and whitespace is what
-// Python's str methods take it to be.
+// UTF-8 and strings of code points, as T2T's and sacreBLEU's Python see
+// them: UTF-32 inside (their lengths are in code points), UTF-8 at the
+// interfaces; invalid UTF-8 and whitespace as Python takes them.
 #pragma once
 
 #include <cstddef>
@@ -13,14 +10,9 @@
 
 namespace t2t {
 
-// ---- UTF-8 ----------------------------------------------------------------
-
-// The code point at the front of some UTF-8 and the bytes it takes. When the
-// bytes there are not valid UTF-8 (overlong forms, surrogates, code points
-// above U+10FFFF, truncated sequences), `ok` is false and `len` covers the
-// maximal prefix that could have started a valid sequence (at least one
-// byte): the unit Python's decoder drops or replaces, so that a valid
-// character right after a broken one survives.
+// The code point at the front of some UTF-8 and the bytes it takes. On
+// invalid UTF-8 `ok` is false and `len` (>= 1) covers the maximal prefix
+// of a valid sequence: the unit Python's decoder drops or replaces.
 struct Utf8Char {
   char32_t cp;
   size_t len;
@@ -31,11 +23,9 @@ Utf8Char decode_utf8_front(std::string_view text);
 
 // True when `text` is well-formed UTF-8.
 bool is_valid_utf8(std::string_view text);
-// Decodes UTF-8, dropping bytes that are not valid UTF-8, as Python's
-// errors="ignore" does.
+// Decodes UTF-8 as Python's errors="ignore" does.
 std::u32string utf8_to_u32(std::string_view text);
-// Same, but each maximal invalid subsequence becomes U+FFFD, as Python's
-// errors="replace" does.
+// Invalid subsequences become U+FFFD, as Python's errors="replace" does.
 std::string utf8_replace_invalid(std::string_view bytes);
 void append_utf8(std::string& out, char32_t c);
 std::string u32_to_utf8(std::u32string_view text);
@@ -45,14 +35,11 @@ std::string u32_to_utf8(std::u32string_view text);
 // and `what_is_it` when a line is not valid UTF-8.
 std::vector<std::u32string> read_utf8_lines(const std::string& path, const std::string& what_is_it);
 
-// ---- Python's whitespace ----------------------------------------------------
-
 // Python's str.isspace(): the characters str.strip() and str.split() use.
 bool is_python_space(char32_t c);
 std::u32string_view python_strip(std::u32string_view s);
 std::u32string_view python_rstrip(std::u32string_view s);
-// Python's str.split() with no separator: runs of whitespace separate
-// fields, and leading or trailing whitespace yields no empty fields.
+// Python's str.split() with no separator.
 std::vector<std::u32string_view> python_split(std::u32string_view s);
 
 }  // namespace t2t

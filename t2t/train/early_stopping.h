@@ -1,7 +1,4 @@
-// T2T's early stopping (--eval_early_stopping_*): training stops once an
-// eval metric has not improved by at least `delta` over the last `steps`
-// steps, judged on the evaluations made so far (T2T's
-// metrics_hook.has_metric_plateaued rule).
+// T2T's early stopping (metrics_hook.has_metric_plateaued).
 #pragma once
 
 #include <cstdint>
@@ -27,9 +24,8 @@ struct EarlyStoppingOptions {
 bool has_plateaued(const std::vector<std::pair<int64_t, double>>& history, int64_t steps,
                    double delta, bool minimize);
 
-// Why training should stop now, in words for the log ("loss has not
-// decreased by 0.1 or more in 1000 steps: 2.51 at step 1000, at best 2.46
-// since"); nullopt while it should go on or when early stopping is off.
+// Why training should stop now, for the log; nullopt while it should go on
+// or when early stopping is off.
 std::optional<std::string> early_stopping_reason(
     const std::vector<std::pair<int64_t, double>>& history, const EarlyStoppingOptions& options);
 

@@ -1,9 +1,6 @@
-// What a run makes of its evaluations, on the chief: each one goes into the
-// history (<output_dir>/eval/history.yaml), may make its step the best
-// checkpoint (<output_dir>/best/, by --best_metric) and may end training
-// (early stopping). Both survive a restart: the history and the best are
-// read back. No LibTorch here: the trainer brings the metrics and the
-// checkpoint files.
+// What the chief makes of each evaluation: recorded in the history, perhaps
+// the best checkpoint, perhaps early stopping. Both survive a restart. No
+// LibTorch.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +15,8 @@ namespace t2t {
 
 class EvalDecisions {
  public:
-  // Reads back what the run recorded up to `step`, the step it resumes
-  // from (0 for a new run). Throws t2t::Error naming a file it cannot read.
+  // Reads back what the run recorded up to `step` (0 for a new run). Throws
+  // t2t::Error naming a file it cannot read.
   EvalDecisions(const TrainOptions& options, int64_t step);
 
   struct Decision {
@@ -30,12 +27,11 @@ class EvalDecisions {
   // Records the evaluation of `step` and decides.
   Decision add(int64_t step, const EvalMetrics& metrics);
 
-  // Why the history as it stands stops training (early stopping); nullopt
-  // while it does not, or when early stopping is off.
+  // Why early stopping ends training now; nullopt while it does not.
   std::optional<std::string> stop_reason() const;
 
-  // After add() found a new best: makes `checkpoint`, the file of that
-  // step, the best. Logs and returns the path of the copy in best/.
+  // After add() found a new best: copies `checkpoint` into best/; returns
+  // the copy's path.
   std::string keep_best(const std::string& checkpoint, int64_t step);
 
   // "; the best checkpoint by bleu is step 4000 in O/best", or "" when

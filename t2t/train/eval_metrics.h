@@ -1,8 +1,6 @@
-// The metrics an evaluation reports, under the names the flags use
-// (--best_metric, --eval_early_stopping_metric), with each one's tag in the
-// eval TensorBoard events and the direction in which it improves; and the
-// file that keeps every evaluation of a run, so that decisions which look
-// back over several evaluations (early stopping) survive a restart.
+// The metrics an evaluation reports, with their TensorBoard tags and
+// directions, and the file that keeps every evaluation of a run, so early
+// stopping survives a restart.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +22,8 @@ struct EvalMetricInfo {
 };
 
 // loss, bleu, accuracy, accuracy_top5, neg_log_perplexity, approx_bleu_score.
-// bleu is the real, decoded BLEU (0..100) of --eval_bleu, tagged "BLEU" as
-// T2T's decode hooks tag it; the others are T2T's teacher-forced metrics.
+// bleu is decoded BLEU (0..100), tagged "BLEU" as in T2T's decode hooks;
+// the others are T2T's teacher-forced metrics.
 const std::vector<EvalMetricInfo>& eval_metrics();
 
 // nullptr when `name` is none of eval_metrics().
@@ -37,28 +35,22 @@ std::string eval_metric_names();
 // One evaluation's values by metric name.
 using EvalMetrics = std::map<std::string, double>;
 
-// Metrics an evaluation adds to the teacher-forced ones, computed by code
-// the trainer does not depend on: BLEU of the decoded dev set, which
-// t2t-trainer builds from t2t/translate and hands over (t2t/train does not
-// include decoding). Called on the chief at each evaluation with the
-// training model, on its device, under no_grad; it may put the model in
-// eval mode, and the trainer puts it back in train mode afterwards. Returns
-// values by metric name ("bleu").
+// Metrics added to the teacher-forced ones by code t2t/train does not
+// depend on (decoded BLEU). Called on the chief at each evaluation with the
+// training model under no_grad; it may leave the model in eval mode.
 using ExtraEvaluation =
     std::function<EvalMetrics(const std::shared_ptr<T2TModel>& model, int64_t step)>;
 
-// Every evaluation of a run in step order, kept in a small YAML file
-// (<output_dir>/eval/history.yaml) rewritten atomically after each one.
+// Every evaluation of a run in step order, in <output_dir>/eval/history.yaml
+// (rewritten atomically).
 class EvalHistory {
  public:
   EvalHistory() = default;
-  // Reads `path` when it exists; entries after `up_to_step` (left by a run
-  // that went further than the checkpoint it now resumes from) are dropped.
+  // Reads `path` when it exists, dropping entries after `up_to_step`.
   // Throws t2t::Error naming the file when it is not such a history.
   EvalHistory(std::string path, int64_t up_to_step);
 
-  // Adds (or, for an evaluated step already present, replaces) an entry and
-  // writes the file when the history has one.
+  // Adds or replaces the step's entry and writes the file, if any.
   void record(int64_t step, const EvalMetrics& metrics);
 
   // (step, value) of `metric` in step order, over the entries that have it.

@@ -19,9 +19,8 @@ struct EvalResult {
   int64_t tokens = 0;      // non-padding target tokens evaluated
 };
 
-// Reads at most `max_batches` batches of the dev split in data_dir (in file
-// order, batched by hparams) and scores the model on them; leaves the model
-// in train mode.
+// Scores the model on at most `max_batches` batches of the dev split, in
+// file order; leaves the model in train mode.
 EvalResult evaluate(T2TModel& model, const Problem& problem, const std::string& data_dir,
                     const HParams& hp, int64_t max_batches, uint64_t seed,
                     const torch::Device& device);

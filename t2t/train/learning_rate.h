@@ -1,9 +1,6 @@
-// T2T's learning-rate schedules (utils/learning_rate.py). The hparam
+// T2T's learning-rate schedules (utils/learning_rate.py): the hparam
 // learning_rate_schedule is a product of named factors, e.g.
-// "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size" (transformer_base:
-// 2.0 * min(1, s/w) * max(s, w)^-0.5 * d^-0.5) or "legacy" (the older
-// learning_rate * learning_rate_decay_scheme form, "noam" for
-// transformer_base_v1).
+// "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size".
 #pragma once
 
 #include <cstdint>
@@ -14,13 +11,11 @@ namespace t2t {
 
 class HParams;
 
-// The learning rate for the update made at `step`, where step is T2T's
-// global_step: the number of steps already taken, 0 for the first update.
-// With optimizer_multistep_accumulate_steps n > 0 (gradient accumulation)
-// the global step advances once per micro-batch, and is divided by n here
-// as T2T does, so the schedule runs in updates.
+// The learning rate for the update at T2T's global_step `step` (0 for the
+// first). With optimizer_multistep_accumulate_steps n > 0 the step counts
+// micro-batches and is divided by n, as T2T does.
 //
-// Factors (names are split at '*', blanks ignored):
+// Factors (split at '*', blanks ignored):
 //   constant                learning_rate_constant
 //   linear_warmup           min(1, s / warmup)
 //   linear_decay            clamp((train_steps - s) / decay_steps, 0, 1)
@@ -38,18 +33,14 @@ class HParams;
 //                           the others (none, exp, cosine, cyclelinear10x,
 //                           sqrt) follow an exponential warmup from 1% over
 //                           warmup steps.
-// where warmup = learning_rate_warmup_steps, decay_steps =
-// learning_rate_decay_steps, decay_rate = learning_rate_decay_rate. The
-// factors that need train_steps read it from the hparams.
-// Throws t2t::Error naming the factor (and listing the known ones) for an
-// unknown name, or naming the hparam a factor needs and lacks.
+// where warmup, decay_steps and decay_rate are the learning_rate_* hparams.
+// Throws t2t::Error naming an unknown factor, or a hparam a factor lacks.
 double learning_rate(const HParams& hp, int64_t step);
 
 // The factor names learning_rate() knows.
 const std::vector<std::string>& learning_rate_factor_names();
 
-// Checks every factor of hp's schedule (and the legacy decay scheme) without
-// computing anything, so that a bad name stops a run before it starts.
+// Checks hp's schedule, so a bad name stops a run before it starts.
 void check_learning_rate_schedule(const HParams& hp);
 
 }  // namespace t2t

@@ -1,12 +1,7 @@
-// The training loss and the teacher-forced evaluation metrics, as T2T
-// computes them for symbol targets (layers/common_layers.py:
-// padded_cross_entropy, smoothing_cross_entropy, padded_accuracy,
-// padded_accuracy_topk, padded_sequence_accuracy). Id 0 is padding and
-// never counts.
-//
-// Everything returns sums and counts, not means, so that data-parallel
-// workers can add them up before dividing: the mean loss is then weighted
-// by tokens, as T2T weights its GPU shards.
+// The training loss and teacher-forced metrics as T2T computes them for
+// symbol targets (layers/common_layers.py). Id 0 is padding and never
+// counts. Sums and counts, not means, so that data-parallel workers add
+// them before dividing (weighted by tokens, as T2T weights its shards).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -24,11 +19,9 @@ struct LossSum {
 //   logits: [batch, length, vocab], any floating type (half and bfloat16 are
 //           computed in float32)
 //   labels: [batch, length], integer ids, 0 = padding
-// The target distribution puts 1 - label_smoothing on the gold id and
-// label_smoothing / (vocab - 1) on every other id; the entropy of that
-// distribution is subtracted, so a perfect prediction costs 0 whatever the
-// smoothing. Mean loss = loss_sum / max(1, weight_sum), left to the caller.
-// Differentiable with respect to logits. Throws t2t::Error on bad shapes,
+// 1 - label_smoothing on the gold id, label_smoothing / (vocab - 1) on each
+// other; that distribution's entropy is subtracted, so a perfect prediction
+// costs 0. Differentiable in logits. Throws t2t::Error on bad shapes,
 // vocab < 2 or label_smoothing outside [0, 1].
 LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
                                double label_smoothing);

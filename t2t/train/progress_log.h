@@ -1,6 +1,4 @@
-// The training loop's progress lines: loss and throughput since the last
-// line, elapsed time and ETA, and on the chief the same as TensorBoard
-// scalars.
+// The training loop's progress lines (and, on the chief, events).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,5 @@
-// A training run's checkpoints as its workers write them together: the
-// chief's file holds every worker's input position and random states, so
-// that each worker resumes exactly where it stopped (reader_state_for()
-// finds its own again).
+// A training run's checkpoints: the chief's file holds every worker's input
+// position and random states, so each worker resumes exactly.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -27,29 +25,25 @@ class T2TModel;
 class TrainStep;
 class WorkerGroup;
 
-// This worker's input position in a checkpoint's reader state (`saved`, as
-// RunCheckpoints::save wrote it into `source`): nullopt when there is none,
-// or when another number of workers wrote it (said, as a warning).
+// This worker's input position in `saved` (from the checkpoint `source`):
+// nullopt when there is none or another number of workers wrote it (with
+// a warning).
 std::optional<ReaderState> reader_state_for(const std::string& saved, const WorkerEnv& worker,
                                             const std::string& source);
 
-// The CUDA device whose generator a worker's CUDA random state is read from
-// and restored to.
+// The CUDA device whose generator holds a worker's CUDA random state.
 int cuda_index(const c10::Device& device);
 
 class RunCheckpoints {
  public:
-  // Checkpoints of `model` and `optimizer`, trained with `hp` on `device`
-  // by `workers`, into options.output_dir. All must outlive it.
+  // Checkpoints into options.output_dir. All must outlive it.
   RunCheckpoints(const TrainOptions& options, const HParams& hp, const c10::Device& device,
                  WorkerGroup& workers, T2TModel& model, torch::optim::Optimizer& optimizer);
 
-  // The run resumed from its own checkpoint `path`, of `step`: the newest
-  // checkpoint of this run until the next save().
+  // The run resumed from its own checkpoint `path` of `step`.
   void resumed_from(const std::string& path, int64_t step);
 
-  // Every worker takes part (the chief gathers their input positions and
-  // random states); the chief alone writes.
+  // Every worker takes part; the chief alone writes.
   void save(const BatchReader& reader, const TrainStep& train_step, int64_t step);
 
   int64_t saved_step() const { return saved_step_; }

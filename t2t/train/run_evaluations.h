@@ -1,9 +1,7 @@
-// A training run's evaluations: the chief evaluates (teacher-forced, plus
-// any ExtraEvaluation), logs and writes the eval events, and decides
-// (eval_decisions.h) whether the step is the best so far and whether
-// early stopping ends training; every worker gets those decisions, so
-// that all of them save, and stop, at the same step. When to evaluate is
-// the training loop's to say.
+// A training run's evaluations: the chief evaluates, writes the eval
+// events and decides (eval_decisions.h) about the best checkpoint and early
+// stopping; every worker gets the decisions, so all save and stop at the
+// same step.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -27,32 +25,25 @@ class WorkerGroup;
 
 class RunEvaluations {
  public:
-  // Evaluations of `model` on `problem`'s dev split, as `options` and `hp`
-  // ask, on `device`; `workers` brings the chief's decisions to every
-  // worker. All must outlive it.
+  // Evaluations of `model` on `problem`'s dev split. All must outlive it.
   RunEvaluations(const TrainOptions& options, const HParams& hp, const c10::Device& device,
                  WorkerGroup& workers, std::shared_ptr<T2TModel> model, const Problem& problem);
 
-  // The eval events, and what the run made of its evaluations so far, read
-  // back on a restart (chief only: it alone evaluates). `step`: the step
-  // the run resumes from.
+  // Opens the eval events and reads back the evaluations up to `step`, the
+  // step resumed from (chief only).
   void open_records(int64_t step);
 
-  // The chief evaluates and decides (eval_decisions.h); every worker gets
-  // the decision: whether this step is the best so far (it then needs a
-  // checkpoint), whether training stops here.
+  // Every worker gets the chief's decision.
   EvalDecisions::Decision evaluate_and_decide(int64_t step);
 
   // Copies the checkpoint of this step (`checkpoint`) into best/.
   void record_best(const std::string& checkpoint, int64_t step);
 
-  // A run that early stopping ended, started again as it was: it stops at
-  // once, saying why, rather than train until the next evaluation to find
-  // the same.
+  // Whether early stopping had already ended the run at `step` (a restart
+  // then stops at once, saying why).
   bool stopped_early_before(int64_t step);
 
-  // After evaluate_and_decide() said stop at `step`: the chief says why,
-  // and names `checkpoint`, the last one.
+  // The chief says why training stopped at `step`, naming `checkpoint`.
   void log_early_stop(int64_t step, const std::string& checkpoint) const;
 
  private:

@@ -1,8 +1,6 @@
-// The host catching up with the device every few steps (train_step.h
-// queues the steps without reading them): the steps' outcomes are copied
-// off the device with the workers' save and stop flags, summed over the
-// workers on the way, then read a step later into the progress line and
-// the check for non-finite steps.
+// The host catching up with the device every few steps: the steps'
+// outcomes and the workers' save and stop flags, summed over the workers,
+// copied off and read a step later.
 #pragma once
 
 #include <array>
@@ -18,10 +16,7 @@ class EventWriter;
 class TrainStep;
 struct StepReport;
 
-// How often (in steps) the host catches up with the device: reads the
-// steps' outcomes (train_step.h queues them without reading), checks for
-// non-finite steps, and has the workers agree on saving and stopping.
-// Often enough that a stop or a run of NaNs is acted on within seconds,
+// Steps between catch-ups: often enough to act on a stop or NaNs soon,
 // seldom enough that the GPU never idles for it.
 inline constexpr int64_t kReportEvery = 10;
 
@@ -41,9 +36,7 @@ class StepReporter {
     bool flags[2] = {false, false};  // save time, stop (one worker; else on the device)
   };
 
-  // Starts copying the steps' outcomes up to `step` off the device; the
-  // workers' save and stop flags travel with them (summed over the workers
-  // first).
+  // Starts copying the outcomes up to `step` off the device.
   PendingReport start_report(TrainStep& train_step, int64_t step, double lr, bool log,
                              bool save_time);
 

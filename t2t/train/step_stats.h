@@ -1,13 +1,7 @@
-// What the training steps did, kept on the device where they run and read
-// by the host only now and then.
-//
-// Reading a number off a GPU makes the host wait until every kernel queued
-// before it has run, and then the GPU waits for the host to queue more: a
-// per-step read costs each step a bubble. So the step leaves its loss, token
-// counts, gradient norm and whether it was skipped on the device; StepStats
-// sums them there, and snapshot() copies the sums into pinned host memory
-// behind an event, which take() waits for once the next step is queued.
-// On the CPU the same code runs with a plain copy and no event.
+// What the training steps did, summed on the device and read by the host
+// only now and then: a per-step read would stall the GPU every step.
+// snapshot() copies the sums to pinned memory behind an event, which
+// take() waits for once the next step is queued.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -55,9 +49,7 @@ class StepStats {
   void add(const StepOutcome& step);
 
   // Starts copying the sums (and `extra`, float64 scalars on the device) to
-  // the host and starts new sums. The copy is ordered before any work
-  // queued after it, so take() after the next step returns without waiting
-  // for that step.
+  // the host and starts new sums.
   void snapshot(const std::vector<at::Tensor>& extra = {});
   bool pending() const { return pending_; }
   // Waits for the last snapshot's copy and returns it.

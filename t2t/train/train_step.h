@@ -1,12 +1,8 @@
-// One optimizer update, shared by the trainer and the training benchmark:
-// forward and backward over this worker's micro-batches, gradients summed
-// across data-parallel workers, clipping, a non-finite check and the Adam
-// step.
-//
-// The gradient is that of the loss averaged over every target token of
-// every micro-batch on every worker, so N workers with batch B each (or one
-// worker accumulating N micro-batches of B) train exactly as one worker
-// with batch N·B: T2T weights its GPU shards by tokens the same way.
+// One optimizer update: forward and backward over this worker's
+// micro-batches, gradients summed across workers, clipping, a non-finite
+// check and the Adam step. The loss is averaged over every target token of
+// every micro-batch on every worker, so N workers with batch B train as one
+// with batch N·B, as T2T weights its shards.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -47,11 +43,9 @@ std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision
                                               const c10::Device& device);
 
 // The mixed precision a run trains with ("none", "bf16" or "fp16"), from
-// --mixed_precision (`flag`) and T2T's hparam activation_dtype, which asks
-// for the same in T2T's words: float32 leaves it to the flag, bfloat16 means
-// bf16 and float16 fp16. Either one alone decides; when both ask for
-// something they must agree, else t2t::Error names both. TrainStep applies
-// it; a front end may call it first to report the mode (and errors) early.
+// the option (`flag`) and T2T's activation_dtype (float32 leaves it to the
+// flag). When both ask for something they must agree, else t2t::Error
+// names both.
 std::string effective_mixed_precision(const HParams& hp, const std::string& flag);
 
 struct StepResult {
@@ -67,40 +61,29 @@ struct StepResult {
 class TrainStep {
  public:
   // `communicator` null: a single worker. The model and optimizer must
-  // outlive this object; the model is put in train() mode by run().
-  // `bucket_bytes`: the size of the gradient buckets sent while backward
-  // runs (several workers only).
-  // `mixed_precision`: --mixed_precision, combined with hp's
-  // activation_dtype by effective_mixed_precision().
+  // outlive this object. `bucket_bytes`: gradient buckets sent while
+  // backward runs. `mixed_precision`: see effective_mixed_precision().
   TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
             const c10::Device& device, const std::string& mixed_precision,
             Communicator* communicator = nullptr, size_t bucket_bytes = 25u << 20);
   ~TrainStep();
 
-  // Queues one update from this worker's `micro_batches` (one, or
-  // optimizer_multistep_accumulate_steps of them) at learning rate `lr`,
-  // and adds its outcome to stats(). Nothing is read back from the device:
-  // a step whose loss or gradient is not finite (in fp16, whose gradient
-  // overflowed) is skipped there, by the optimizer, and still counts as a
-  // step. Every worker must call it the same number of times with the
-  // same number of micro-batches.
+  // Queues one update from `micro_batches` at learning rate `lr` and adds
+  // its outcome to stats(), reading nothing back: a non-finite (or fp16
+  // overflowed) step is skipped on the device and still counts. Every
+  // worker must call it as often, with as many micro-batches.
   void queue(const std::vector<Batch>& micro_batches, double lr);
 
-  // queue(), then waits for the step's outcome: for tests and tools that
-  // look at every step.
+  // queue(), then waits for the step's outcome.
   StepResult run(const std::vector<Batch>& micro_batches, double lr);
 
-  // From now on, a step of one micro-batch (on a single worker) runs at a
-  // static shape: the batch is padded to its length bucket's upper bound
-  // (`scheme`'s), so that each bucket's batches share one shape, and the
-  // step reads nothing from the host that changes between steps. With
-  // `graphs` (a CUDA device only), each shape's step is captured into a
-  // CUDA graph the second time the shape comes, and replayed from then on:
-  // a step costs one launch instead of thousands. The first time runs as
-  // usual, which readies what a capture cannot (the gradients' memory,
-  // LibTorch's kernels and workspaces). Call it from the thread and, for
-  // graphs, on the side stream (UseSideStream) every later step runs on.
-  // Throws t2t::Error for graphs on another device.
+  // From now on, a single worker's step of one micro-batch runs at a static
+  // shape: the batch padded to its length bucket's bound. With `graphs`
+  // (CUDA only), each shape's step is captured into a CUDA graph the second
+  // time it comes (the first readies memory and kernels) and replayed from
+  // then on. Call it from the thread, and for graphs on the side stream
+  // (UseSideStream), every later step runs on. Throws t2t::Error for graphs
+  // off CUDA.
   void use_static_shapes(const BatchingScheme& scheme, bool graphs);
   // The shapes met so far, and how many of them are captured.
   size_t static_shapes() const;
@@ -109,10 +92,8 @@ class TrainStep {
   // The steps' outcomes, summed on the device.
   StepStats& stats() { return stats_; }
 
-  // fp16 dynamic loss scale (1 when not in use), and the overflow-free
-  // steps since it last changed: what a checkpoint keeps so that a resumed
-  // run scales its loss as an uninterrupted one does. Each reads the
-  // device (waits for the queued steps).
+  // fp16 loss scale (1 when not in use) and the overflow-free steps since
+  // it changed, for checkpoints. Each waits for the queued steps.
   double loss_scale() const;
   int64_t loss_scale_good_steps() const;
   bool scales_loss() const { return scaling_; }
@@ -125,9 +106,9 @@ class TrainStep {
   struct StaticShape;
   StepOutcome queue_static_step(const Batch& batch, double lr);
   StepOutcome static_body(StaticShape& shape);
-  // After backward: the gradients unscaled (fp16) and clipped, the step's
-  // skip decided and the fp16 scale updated, all on the device; fills
-  // `out`'s norm, loss, overflow and nonfinite. Returns found_inf (float32).
+  // After backward, on the device: unscales and clips the gradients,
+  // decides the skip, updates the fp16 scale, fills `out`. Returns
+  // found_inf (float32).
   at::Tensor settle(const std::vector<at::Tensor>& grads, const at::Tensor& loss_total,
                     StepOutcome& out);
 
@@ -140,9 +121,8 @@ class TrainStep {
   std::unique_ptr<GradientReducer> reducer_;
   double label_smoothing_;
   double clip_norm_;
-  // fp16: the loss is multiplied by a scale that halves on overflow and
-  // doubles after 2000 good steps, T2T's schedule, starting at 2^15. Both
-  // live on the device, where the overflow is found.
+  // fp16: T2T's schedule, a scale from 2^15 that halves on overflow and
+  // doubles after 2000 good steps, kept on the device.
   bool scaling_ = false;
   at::Tensor scale_;       // float32 scalar
   at::Tensor good_steps_;  // int64 scalar

@@ -1,10 +1,7 @@
-// What a training run does to keep its data-parallel workers in step:
-// joining them, checking at start that they share --output_dir and start
-// from the same step with the same weights, bringing a decision one worker
-// took (the chief's clock and evaluations) to all of them, and letting the
-// chief work alone while the others wait. A single process (no torchrun)
-// is a group of one: it joins nothing, agrees with itself and does the
-// chief's work at once.
+// Keeps a training run's data-parallel workers in step: joins them, checks
+// at start that they share the output directory, step and weights, brings
+// one worker's decisions to all, and lets the chief work alone while the
+// others wait. A single process is a group of one.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -37,26 +34,22 @@ class WorkerGroup {
   // Null for a single worker.
   Communicator* communicator() const { return communicator_.get(); }
 
-  // At start, with other workers (communicator() not null), after every
-  // worker resumed: checks that they share --output_dir and found the same
-  // `step`, gives them the chief's weights and each its own random stream
-  // (`saved_random_states`, by rank, from the checkpoint `resumed_from`;
-  // empty: a fresh run). Throws t2t::Error saying what differs.
+  // After every worker resumed: checks they share the output directory and
+  // `step`, gives them the chief's weights and each its random stream
+  // (`saved_random_states` by rank, from `resumed_from`; empty: a fresh
+  // run). Throws t2t::Error saying what differs.
   void synchronize(int64_t step, T2TModel& model,
                    const std::vector<std::string>& saved_random_states,
                    const std::string& resumed_from);
 
-  // True where any worker said true. Decisions taken on one worker (the
-  // chief's clock and evaluations) reach every worker at the same step
-  // this way: they must all save, and stop, together.
+  // True where any worker said true, so all save and stop together.
   std::vector<bool> any_worker(const std::vector<bool>& flags);
 
-  // Work the chief does alone: with other workers, they wait for it however
-  // long it takes (Communicator::chief_alone, which runs `work` on the
-  // chief only); a single process just does it.
+  // Runs `work` on the chief alone while the others wait however long it
+  // takes (Communicator::chief_alone).
   void by_chief(const std::string& what, const std::function<void()>& work);
 
-  // At the run's normal end: leaves the group (Communicator::leave).
+  // At the run's normal end (Communicator::leave).
   void leave();
 
  private:

@@ -1,9 +1,7 @@
-// Dynamic batching for Translator's shared queue (t2t-serve's requests,
-// Python's threads): sentences of concurrent callers wait in one queue, and
-// each decoding worker takes the next batch from it, formed from sentences
-// that share a model and search options and are close in length. Requests
-// are answered when their last sentence is decoded. Kept free of LibTorch:
-// it routes ids and texts only.
+// Dynamic batching for Translator's shared queue: concurrent callers'
+// sentences wait in one queue, and each decoding worker takes the next
+// batch of sentences that share a model and search and are close in
+// length. Free of LibTorch: it routes ids and texts only.
 #pragma once
 
 #include <chrono>
@@ -28,18 +26,17 @@ struct BatchPolicy {
   // How long the oldest waiting sentence may wait for others to join it.
   std::chrono::microseconds max_delay{5000};
   // A batch also goes once no sentence has arrived for this long (0: off):
-  // clients answered together send their next requests in a burst, and
-  // waiting on after the burst only leaves a core idle.
+  // requests come in bursts, and waiting past one leaves a core idle.
   std::chrono::microseconds quiet_gap{1000};
   int64_t max_queue = 1024;  // sentences waiting at most; beyond, requests are refused
 };
 
 // One request's encoded sources, the model they were encoded for, and its
-// translations as the workers fill them in.
+// translations as the workers fill them in. Thread-safe.
 class PendingRequest {
  public:
   // Sources with no ids or EOS alone are answered at once with an empty
-  // text, as the decoder does, and never queued.
+  // text, never queued.
   PendingRequest(std::vector<std::vector<int64_t>> sources, SearchOptions search,
                  std::shared_ptr<const LoadedModel> model);
 
@@ -98,17 +95,16 @@ class BatchQueue {
   // take the queue over max_queue, kClosed after close().
   Admission submit(const std::shared_ptr<PendingRequest>& request);
 
-  // Blocks until a batch is due, and takes it: when the sentences that can
-  // join the oldest one reach max_batch_size, when the oldest has waited
-  // max_delay, when none has arrived for quiet_gap, or at once after close(). The oldest sentence always goes
-  // (no request starves); the others are those closest to it in length.
+  // Blocks until a batch is due (max_batch_size sentences can join the
+  // oldest, or max_delay or quiet_gap passed, or close()), and takes it:
+  // the oldest sentence (none starves) and those closest to it in length.
   // Returns nothing once closed and empty.
   std::optional<SentenceBatch> next_batch();
 
   // No more submissions; what is queued is still handed out, without delay.
   void close();
-  // Fails the requests of every sentence still waiting (not those being
-  // decoded) with `why`, and empties the queue. Returns how many sentences.
+  // Fails the requests of every waiting sentence with `why` and empties the
+  // queue. Returns how many sentences.
   int64_t cancel_waiting(const std::string& why);
 
   int64_t depth() const;  // sentences waiting

@@ -46,78 +46,62 @@ class BatchTranslator {
           std::shared_ptr<TextEncoder> target_encoder, DecodeOptions options,
           torch::Device device = torch::kCPU);
 
-  // A source line as T2T feeds it: surrounding whitespace stripped, invalid
-  // UTF-8 replaced (and counted), encoded, cut to max_input_length (with a
-  // warning naming `where`, e.g. "in.en line 7"), EOS appended. An empty
-  // line gives no ids at all.
+  // A source line as T2T feeds it: stripped, invalid UTF-8 replaced
+  // (counted), encoded, cut to max_input_length (with a warning naming
+  // `where`, e.g. "in.en line 7"), EOS appended. An empty line gives no ids.
   std::vector<int64_t> encode_source(const std::string& line, const std::string& where);
 
-  // What encode_source() does to valid UTF-8, without the cut: stripped,
-  // encoded, EOS appended; empty for an empty line. For callers that refuse
-  // long inputs instead of cutting them (the server), then fit_source().
+  // encode_source() for valid UTF-8, without the cut (for callers that
+  // refuse long inputs instead).
   std::vector<int64_t> encode_text(const std::string& utf8) const;
 
   // Already encoded source ids (EOS-terminated, or not): cut to
   // max_input_length with the same warning, EOS kept last.
   std::vector<int64_t> fit_source(std::vector<int64_t> ids, const std::string& where);
 
-  // Translates encoded sources (each ending in EOS, or empty) and returns one
-  // Translation per source, in their order. Sources are decoded longest
-  // first in batches of batch_size (several at once on the CPU, see
-  // parallel_batches); an empty source gets one empty text without running
-  // the model. Logs progress (sentences/s, output tokens/s) every
-  // progress_seconds. With random sampling, sources[i] draws as sentence
-  // first_key + i (sampling.h): a caller that feeds one input in several
-  // calls (interactive lines) passes the position of its first source.
+  // Encoded sources (each ending in EOS, or empty) -> one Translation each,
+  // in their order; decoded longest first in batches of batch_size. An
+  // empty source gets an empty text without running the model. Logs
+  // progress every progress_seconds. With random sampling, sources[i] draws
+  // as sentence first_key + i (sampling.h).
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
                                      int64_t first_key = 0);
 
-  // The same with another search and batch size (>= 1) than the options'
-  // (a caller's per-call settings), and `progress` (may be empty) called
-  // after each batch with the sentences done so far and the total, one call
-  // at a time. Safe to call from several threads at once.
+  // The same with this search and batch size (>= 1); `progress` (may be
+  // empty) is called after each batch, one call at a time. Thread-safe.
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
                                      const SearchOptions& search, int64_t batch_size,
                                      int64_t first_key = 0,
                                      const ProgressFn& progress = nullptr);
 
-  // The sources at `rows` (none empty) decoded as one batch with `search`,
-  // on the calling thread: one Translation per row, in their order. What
-  // translate() runs per batch, and what a server runs on the batches it
-  // forms itself. Safe to call from several threads at once; adds what it
-  // did to `counts` (may be null), not to counts(). With random sampling
-  // the source at rows[r] draws as sentence first_key + rows[r].
+  // The sources at `rows` (none empty) decoded as one batch on the calling
+  // thread: one Translation per row, in their order. Thread-safe; adds to
+  // `counts` (may be null), not to counts(). With random sampling rows[r]
+  // draws as sentence first_key + rows[r].
   std::vector<Translation> decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                         const std::vector<int64_t>& rows,
                                         const SearchOptions& search,
                                         DecodeCounts* counts = nullptr,
                                         int64_t first_key = 0) const;
 
-  // Decodes synthetic batches of sizes up to the options' batch_size (each
-  // up to 8, then an eighth apart), three steps each at two source lengths,
-  // and discards them: what a fresh process makes on first use (memory,
-  // and oneDNN's or FBGEMM's kernels, one per row count, where they run) is
-  // then ready before the first real request. For servers, which should
-  // answer their first requests as fast as the later ones. Returns the
-  // seconds it took.
+  // Decodes and discards synthetic batches of sizes up to batch_size, so
+  // what a fresh process makes on first use (memory, kernels per row count)
+  // is ready before a server's first request. Returns the seconds it took.
   double warm_up();
 
-  // A target as score() takes it: surrounding whitespace stripped, invalid
-  // UTF-8 replaced (counted with the sources'), encoded by the target
-  // vocabulary, EOS appended; no ids at all for an empty line.
+  // A target as score() takes it: encode_source()'s steps with the target
+  // vocabulary and no cut.
   std::vector<int64_t> encode_target(const std::string& line);
 
   // Teacher-forced (score.h): per pair (sources[i], targets[i]), both
-  // encoded and ending in EOS, the sum of the log-probabilities of the
-  // target's ids, in the pairs' order. Batches of batch_size pairs, longest
-  // source first; a progress line every progress_seconds.
+  // encoded and ending in EOS, the sum of the target ids' log-probabilities.
   std::vector<double> score(const std::vector<std::vector<int64_t>>& sources,
                             const std::vector<std::vector<int64_t>>& targets);
 
   // One output record without the delimiter: the best text, or with
   // return_beams every hypothesis tab-separated, each followed by
   // "\t<score>" (%.2f) when write_beam_scores. Tabs and line breaks inside
-  // a text become spaces so that the record keeps its columns and line.
+  // a text become spaces.
   std::string format(const Translation& translation) const;
 
   const DecodeOptions& options() const { return options_; }
@@ -132,8 +116,7 @@ class BatchTranslator {
   std::shared_ptr<TextEncoder> target_encoder_;
   DecodeOptions options_;
   torch::Device device_;
-  // encode_source() and fit_source() may run on several threads (a server's
-  // request handlers): counts_ is kept under this lock.
+  // Guards counts_: encode_source() and fit_source() may run concurrently.
   mutable std::mutex counts_mutex_;
   DecodeCounts counts_;
 };

@@ -1,7 +1,5 @@
-// Decoding workers over a BatchQueue: each takes the next batch, decodes it
-// with the batch's model and answers the batch's requests. The workers
-// of Translator's shared queue (translator.h): the sentences of concurrent
-// callers share batches.
+// Decoding workers over Translator's BatchQueue: each takes the next batch,
+// decodes it with the batch's model and answers its requests.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
-// How the decoder groups sources into batches, shared by the decoder and
-// the decoding benchmark so that both run exactly the same batches.
+// How the decoder groups sources into batches (shared with the decoding
+// benchmark, so both run the same batches).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -12,10 +12,8 @@ namespace t2t {
 // A source with nothing to translate: no ids, or EOS alone.
 bool is_empty_source(const std::vector<int64_t>& ids);
 
-// Source indices grouped into batches of at most batch_size, longest first,
-// as T2T orders them: a batch too large for memory shows up at once, and
-// neighbours of similar length waste little on padding. Stable, so equal
-// lengths keep their order. Empty sources are left out.
+// Source indices in batches of at most batch_size, longest first (stable),
+// as T2T orders them. Empty sources are left out.
 std::vector<std::vector<int64_t>> decode_batches(const std::vector<std::vector<int64_t>>& sources,
                                                  int64_t batch_size);
 

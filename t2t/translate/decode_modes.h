@@ -1,7 +1,5 @@
-// What t2t-decoder does with a BatchTranslator, T2T's three ways: a file of source
-// lines (--decode_from_file), lines typed on standard input
-// (--decode_interactive), and the problem's dev split; plus T2T's output
-// file names and the BLEU report for --decode_reference.
+// T2T's three decoding modes over a BatchTranslator (a file, standard input, the
+// dev split), T2T's output file names, and the BLEU report.
 #pragma once
 
 #include <cstdint>
@@ -28,15 +26,13 @@ struct OutputNaming {
 std::string python_float_str(double value);
 
 // T2T's _decode_filename: "<base>.<model>.<hparams_set>.<problem>.beam<k>
-// .alpha<a>.decodes", or `base` itself when it already carries that
-// "beam<k>.alpha<a>.decodes" part.
+// .alpha<a>.decodes", or `base` when it already ends so.
 std::string decode_filename(const std::string& base, const OutputNaming& naming,
                             int64_t beam_size, double alpha);
 
-// The records of a text file as T2T reads them: split at `delimiter`, a
-// final empty record (the file's last line break) dropped. Throws
-// OptionError naming `option` (the option that gave the path) and the path
-// when the file cannot be read.
+// The records of a text file split at `delimiter`, a final empty record
+// dropped. Throws OptionError naming `option` and the path when the file
+// cannot be read.
 std::vector<std::string> read_records(const std::string& path, const std::string& delimiter,
                                       const std::string& option);
 
@@ -48,27 +44,23 @@ struct DecodeOutcome {
   std::string output_path;
 };
 
-// Translates every record of input_path and writes one record per input, in
-// the input's order, to output_path (through a temporary file and a rename).
-// `progress` (may be empty) is called after each batch.
+// Writes one record per record of input_path, in order, to output_path
+// (through a temporary file and a rename). `progress` may be empty.
 DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
                           const std::string& output_path, const ProgressFn& progress = nullptr);
 
-// Answers each line of `in` on `out` at once (flushed); a line "q" or the
-// end of input stops. Turns the decoder's log_results off: the answers are
-// the output. Returns the number of lines answered.
+// Answers each line of `in` on `out` at once (flushed) until a line "q" or
+// the end. Turns log_results off. Returns the number of lines answered.
 int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::ostream& out);
 
-// Decodes the problem's dev shards in file order (at most num_samples) and
-// writes <output>.decodes, and beside it the same name ending .targets and
-// .inputs (the examples' own targets and inputs as text), as T2T's
-// decode_from_dataset does. `decodes_path` must end in ".decodes".
+// Decodes the dev shards in file order (at most num_samples) and writes
+// `decodes_path` (ending ".decodes") and beside it .targets and .inputs, as
+// T2T's decode_from_dataset does.
 DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
                                const std::string& data_dir, const std::string& decodes_path);
 
-// Corpus BLEU of `hypotheses` against the records of `reference_path`
-// (sacreBLEU's, tokenizer chosen from the references), as printed lines.
-// Throws t2t::Error when the line counts differ.
+// Corpus BLEU (sacreBLEU's) of `hypotheses` against `references`, as
+// printed lines. Throws t2t::Error when the counts differ.
 std::string bleu_report(const std::vector<std::string>& hypotheses,
                         const std::vector<std::string>& references,
                         const std::string& reference_name);

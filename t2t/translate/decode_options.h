@@ -1,6 +1,5 @@
-// Decoding options: T2T's --decode_hparams (names and defaults of
-// tensor2tensor/utils/decoding.py: decode_hparams) and the typed options the
-// decoder and the search take from them, read once here.
+// T2T's decode hparams (tensor2tensor/utils/decoding.py: decode_hparams)
+// and the typed options read from them.
 #pragma once
 
 #include <cstdint>
@@ -26,36 +25,26 @@ struct DecodeOptions {
   int64_t num_samples = -1;      // dev split: decode at most this many (-1: all)
   bool log_results = true;       // log every input and output, as T2T does
   double progress_seconds = 10;  // between progress lines
-  // On the CPU, batches decoded side by side (parallel_batches.h), sharing
-  // LibTorch's threads; 0: one per thread. On CUDA one at a time.
+  // CPU batches decoded side by side (parallel_batches.h); 0: one a thread.
   int parallel_batches = 0;
 };
 
 // max_input_size's default: inputs of more tokens (EOS included) are cut.
 constexpr int64_t kDefaultMaxInputSize = 1024;
 
-// From decode hparams (T2T's names, --decode_hparams on the command line).
-// Throws OptionError for values this decoder cannot honour, naming the key.
-//  - batch_size 0 means 32 sentences (T2T's decode_from_file default);
-//  - return_beams returns beam_size hypotheses and, as T2T, turns
-//    stop_early off: a sentence then runs until all its beams are settled,
-//    not only the best;
-//  - inputs of more than max_input_size tokens (EOS included; default
-//    kDefaultMaxInputSize) are cut with a warning naming the line; -1 or 0
-//    decodes them whole, as T2T does by default.
+// Throws OptionError naming the key for a value this decoder cannot honour.
+// As T2T: batch_size 0 means 32; return_beams turns stop_early off;
+// max_input_size -1 or 0 decodes inputs whole.
 DecodeOptions decode_options(const HParams& decode_hparams);
 
-// The model hparams that choose how greedy decoding picks its tokens, T2T's
-// sampling_method ("argmax" or "random"), sampling_temp (>= 0; 0 = argmax)
-// and sampling_keep_top_k (-1 = every id, else >= 1), with `seed` (the
-// --random_seed) for the draws. A key the run's hparams lack (a run saved
-// before it existed) keeps its default. Throws t2t::Error naming the
-// hparam for a value out of range.
+// T2T's sampling_method ("argmax" or "random"), sampling_temp (>= 0; 0 =
+// argmax) and sampling_keep_top_k (-1 = every id, else >= 1), with `seed`
+// for the draws. A missing key keeps its default. Throws t2t::Error naming
+// the hparam for a value out of range.
 SamplingOptions sampling_options(const HParams& model_hparams, uint64_t seed);
 
-// Refuses search settings that do not go together (OptionError naming
-// beam_size): random sampling with beam_size > 1 (T2T samples only when it
-// decodes greedily).
+// Throws OptionError naming beam_size for random sampling with beam_size >
+// 1 (T2T samples only when greedy).
 void check_sampling_search(const SearchOptions& search);
 
 }  // namespace t2t

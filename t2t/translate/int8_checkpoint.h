@@ -1,12 +1,9 @@
-// int8 checkpoints: a model saved for decoding with its matrices already in
-// int8 (t2t-avg-all --quantize=int8), which t2t-decoder, t2t-serve,
-// t2t-translate-all and the Python Translator load without quantizing at
-// start and decode with exactly as --quantize=int8 on the float checkpoint
-// it came from. The file is a t2t checkpoint (model.ckpt-N.pt) whose meta
-// says weights "int8": each matrix the model quantizes
-// (InferenceModel::int8_weights) is stored under its name as int8 values, with
-// "<name>_int8_scale" holding its float32 per-row scales; every other tensor
-// is the float checkpoint's. It can be decoded, not trained on nor averaged.
+// int8 checkpoints: a model saved with its matrices in int8, decoding
+// exactly as quantize=int8 on its float checkpoint. A t2t checkpoint whose
+// meta says weights "int8": each matrix of InferenceModel::int8_weights stored
+// under its name as int8 values, "<name>_int8_scale" its float32 per-row
+// scales; other tensors as in the float checkpoint. Decode only: not
+// trained on nor averaged.
 #pragma once
 
 #include <string>
@@ -17,10 +14,9 @@ namespace t2t {
 
 class T2TModel;
 
-// Writes <dir>/model.ckpt-<meta.step>.pt from `model`, whose float weights
-// are loaded (not yet quantized), with `meta` (its weights set to "int8"),
-// through a temporary file and a rename; points <dir>/checkpoint at it.
-// Returns the path written.
+// Writes <dir>/model.ckpt-<meta.step>.pt from `model`'s float weights
+// (not yet quantized), through a rename, and points <dir>/checkpoint at it.
+// Returns the path.
 std::string save_int8_checkpoint(const T2TModel& model, const std::string& dir,
                                  CheckpointMeta meta);
 

@@ -207,10 +207,10 @@ void prepare_model(T2TModel& model, Quantization quantize_mode, bool cuda_graphs
   // resident beside them: the kernel reads them from the file again if
   // they are used (an embedding's rows, as they are looked up).
   for (const auto& p : model.parameters()) give_back_pages(p);
-  // Likewise the code LibTorch ran only at start-up (~55 MiB), on a thread
-  // of its own: reading the page map of ~400 MiB of libraries takes a few
-  // milliseconds that the first translation need not wait for. It touches
-  // no object of the program's, so the process may end while it runs.
+  // Likewise the code LibTorch ran only at start-up, on a thread of its
+  // own: reading the libraries' page map takes time the first translation
+  // need not wait for. It touches no object of the program's, so the
+  // process may end while it runs.
   std::thread([] {
     // Only when a core is idle: decoding has them all.
     sched_param idle{};

@@ -1,7 +1,5 @@
-// The hparams a trained run decodes with, as every tool that loads one
-// (t2t-decoder, t2t-serve, t2t-translate-all, the Python Translator) finds
-// them: the run's own hparams.yaml, or T2T's hparams.json over the set it
-// was made from, then what the caller adds.
+// The hparams a trained run decodes with: the run's hparams.yaml, or T2T's
+// hparams.json over its set, then what the caller adds.
 #pragma once
 
 #include <string>
@@ -17,21 +15,19 @@ struct HParamsRequest {
   std::string overrides;  // --hparams, "key=value,..."
 };
 
-// T2T's hparams.json over `set_name`, the set it was made from, each
-// change logged (t2t::Error when set_name is empty).
+// T2T's hparams.json over `set_name`, each change logged (t2t::Error when
+// set_name is empty).
 HParams t2t_json_hparams(const std::string& set_name, const std::string& t2t_json);
 
-// <output_dir>/hparams.yaml (with common hparams added since it was written
-// at their defaults), else T2T's hparams.json over request.set_name (its
-// activation_dtype, a training setting, back to float32), else the set
-// request.set_name alone; then request.file and request.overrides. Throws
-// t2t::Error naming hparams_set when the run has neither file and no set is
-// named, or naming the key of a bad override.
+// <output_dir>/hparams.yaml (missing common hparams at their defaults),
+// else T2T's hparams.json over request.set_name (activation_dtype back to
+// float32), else the set alone; then request.file and request.overrides.
+// Throws t2t::Error naming hparams_set when there is nothing to start from,
+// or the key of a bad override.
 HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& request);
 
-// Hparams the model would not honour, or an activation_dtype asked for by
-// the caller (decoding computes as its quantize setting says): t2t::Error
-// saying what to do instead.
+// t2t::Error for hparams the model would not honour, or an activation_dtype
+// (decoding computes as quantize says).
 void check_decoding_hparams(const HParams& hparams, const std::string& model);
 
 }  // namespace t2t

@@ -9,12 +9,10 @@ namespace t2t {
 
 class BatchTranslator;
 
-// One pair a line, "input<TAB>target" ("\n" or "\r\n"; the last line break
-// optional), each side stripped of surrounding whitespace. A line without
-// a TAB, with more than one, or with an empty side is a t2t::Error naming
-// the file and the line. Returns per line, in order, the sum of the
-// log-probabilities of the target's tokens, EOS included, given the input
-// (BatchTranslator::score: <= 0, higher is likelier). Logs a summary.
+// One "input<TAB>target" pair a line, each side stripped. A line without
+// exactly one TAB or with an empty side is a t2t::Error naming the file
+// and line. Returns per line the target's log-probability, EOS included
+// (<= 0). Logs a summary.
 std::vector<double> score_file(BatchTranslator& decoder, const std::string& path);
 
 // The scores as t2t-decoder writes them: "%.6f", one a line, as T2T does.

@@ -1,6 +1,5 @@
-// A caller's search settings on top of a translator's (a server request's
-// fields, a Python call's arguments), applied by one function so that every
-// front end follows the same rules.
+// A caller's search settings on top of a translator's, applied the same
+// way for every front end.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +17,13 @@ struct SearchRequest {
   std::optional<double> patience;  // SearchOptions::patience
 };
 
-// Sets how many hypotheses a search returns. More than one turns T2T's
-// stop_early off (as T2T's return_beams does): the lower hypotheses must
-// settle too, not only the best.
+// Sets how many hypotheses a search returns; more than one turns stop_early
+// off, as T2T's return_beams does.
 void return_hypotheses(SearchOptions& search, int64_t n);
 
-// `base` with the request on top, checked as beam_search checks its options
-// (check_search_options) so that a bad request fails alone, before it
-// shares a batch with others. Throws OptionError naming the field at fault
-// (beam_size, n_best, alpha, patience).
+// `base` with the request on top, checked (check_search_options) so that a
+// bad request fails alone, before it shares a batch. Throws OptionError
+// naming the field at fault.
 SearchOptions apply_search_request(const SearchOptions& base, const SearchRequest& request);
 
 }  // namespace t2t

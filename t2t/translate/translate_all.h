@@ -1,8 +1,5 @@
-// T2T's t2t-translate-all: the same source file translated by every
-// checkpoint of a run, one file per checkpoint named by its step as T2T
-// names them (T2T's t2t-bleu --translations_dir scores such a directory).
-// Decodes in this process, a Translator per checkpoint (T2T runs
-// t2t-decoder per checkpoint).
+// T2T's t2t-translate-all: a source file translated by every checkpoint of
+// a run, one file per checkpoint, named as T2T names them.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +10,7 @@
 namespace t2t {
 
 struct TranslateAllOptions {
-  // What each checkpoint is decoded with; its output_dir is the run whose
-  // checkpoints are translated (its checkpoint is set per checkpoint).
+  // output_dir: the run; checkpoint is set per checkpoint.
   TranslatorOptions translator;
   std::string source;     // the file translated by each checkpoint
   std::string translations_dir;
@@ -23,10 +19,8 @@ struct TranslateAllOptions {
   double poll_seconds = 10;  // how often the wait looks for one
 };
 
-// Where the translation by the checkpoint of `step` goes, T2T's name:
-// <translations_dir>/<problem>-<step>. The step is the digits after the
-// last '-', which is how T2T's t2t-bleu --translations_dir reads it back
-// (a temporary file, "<name>.tmp.<pid>.<n>", has no such step).
+// T2T's name: <translations_dir>/<problem>-<step>; t2t-bleu reads the step
+// back from the digits after the last '-'.
 std::string translation_path(const std::string& translations_dir, const std::string& problem,
                              int64_t step);
 
@@ -35,15 +29,13 @@ struct TranslateAllResult {
   int64_t skipped = 0;     // already there (an earlier run's), not redone
 };
 
-// Translates spec.source with every checkpoint of the run of at least
-// min_steps steps, oldest first, into translation_path(): each file written
-// through a temporary file and a rename, with its checkpoint's modification
-// time (as T2T's --keep_timestamp, so that a BLEU curve can be drawn
-// against time). A checkpoint whose file exists is skipped, so a rerun
-// resumes. With wait_minutes > 0 it then waits for newer checkpoints and
-// stops once none has come for wait_minutes after the last ones were
-// done. A progress line per checkpoint. Throws t2t::Error naming the
-// directory or checkpoint at fault, or when no checkpoint qualified.
+// Translates spec.source with every checkpoint of at least min_steps,
+// oldest first, into translation_path(), each file written through a rename
+// and given its checkpoint's modification time (T2T's --keep_timestamp).
+// Existing files are skipped, so a rerun resumes. With wait_minutes > 0,
+// then waits for newer checkpoints until none comes for that long. Throws
+// t2t::Error naming the directory or checkpoint at fault, or when no
+// checkpoint qualified.
 TranslateAllResult translate_all(const TranslateAllOptions& spec);
 
 }  // namespace t2t

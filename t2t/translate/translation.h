@@ -1,5 +1,4 @@
-// What decoding one source gives back. Kept free of LibTorch so that the
-// server's queue and its tests, which only route results, stay light.
+// What decoding one source gives back; free of LibTorch.
 #pragma once
 
 #include <cstdint>

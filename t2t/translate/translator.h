@@ -1,14 +1,10 @@
-// The one way into translating with a trained model. t2t-decoder,
-// t2t-serve, t2t-translate-all, t2t-avg-all, the Python t2t.Translator and
-// the decoding benchmark all build a Translator from TranslatorOptions and
-// call it: it checks the options, loads the checkpoint and readies it
-// (quantization, packed weights, CUDA graphs), swaps in newer checkpoints
-// while callers translate, and keeps the queue in which concurrent callers'
-// sentences share batches.
+// The one way into translating with a trained model: checks the options,
+// loads and readies the checkpoint (quantization, packed weights, CUDA
+// graphs), swaps in newer checkpoints while callers translate, and keeps
+// the queue in which concurrent callers' sentences share batches.
 //
-// Each call works on the model that was current when it began (current()):
-// a reload never changes a translation midway, and the old model is freed
-// when its last caller is done.
+// Each call works on the model current when it began (current()): a reload
+// never changes a translation midway.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -55,13 +51,11 @@ class Translator {
  public:
   enum class Load { kNow, kLater };
 
-  // Checks the options (OptionError naming the one at fault: quantize,
-  // cuda_graphs, device) and builds the problem; with
-  // Load::kNow also loads the checkpoint they name (load()).
+  // Checks the options (OptionError naming the one at fault) and builds the
+  // problem; with Load::kNow also load()s.
   explicit Translator(TranslatorOptions options, Load when = Load::kNow);
-  // A model the caller built (the decoding benchmark's untrained one),
-  // readied as a loaded one is. `encoders` may be empty: then only ids can
-  // be translated (current()->model with the search).
+  // A model the caller built, readied as a loaded one is. `encoders` may be
+  // empty: then only ids can be translated.
   Translator(TranslatorOptions options, std::shared_ptr<T2TModel> model, FeatureEncoders encoders);
   // Closes the queue and waits for its workers.
   ~Translator();
@@ -73,12 +67,11 @@ class Translator {
   // Loads the checkpoint the options name. Throws t2t::Error naming what is
   // missing or does not match the hparams.
   void load();
-  // Loads the newest checkpoint of the directory the current one is in,
-  // unless it is the current one, and swaps it in. On failure throws
-  // t2t::Error saying why, and the current model stays. One at a time.
+  // Loads the newest checkpoint beside the current one, unless it is the
+  // current one, and swaps it in. On failure throws t2t::Error and the
+  // current model stays. One at a time.
   ReloadResult reload();
-  // The newest checkpoint beside the current one when it is another file,
-  // else "": what reload() would load now.
+  // What reload() would load now, or "".
   std::string newer_checkpoint() const;
 
   // The model to use now; null before a load succeeded.
@@ -87,18 +80,13 @@ class Translator {
   c10::Device device() const { return device_; }
   const Problem& problem() const { return *problem_; }
 
-  // --- whole inputs, batched longest first as t2t-decoder batches a file ---
-
-  // Translates `texts` with the request's search, one Translation per text
-  // in their order. A list of at least a batch, or one asking for another
-  // batch size than the queue's, is batched on its own; a shorter one waits
-  // in the shared queue for other callers' sentences. Safe from several
-  // threads at once.
+  // One Translation per text, in their order. A list of at least a batch,
+  // or with its own batch size, is batched on its own; a shorter one shares
+  // the queue with other callers' sentences. Thread-safe.
   std::vector<Translation> translate(const std::vector<std::string>& texts,
                                      const SearchRequest& request = {},
                                      std::optional<int64_t> batch_size = std::nullopt);
-  // decode_modes.h's three ways with the current model: a file, lines on a
-  // stream answered at once, and the problem's dev split.
+  // decode_modes.h's three modes with the current model.
   DecodeOutcome translate_file(const std::string& source, const std::string& target,
                                const ProgressFn& progress = nullptr);
   int64_t translate_stream(std::istream& in, std::ostream& out);
@@ -110,14 +98,11 @@ class Translator {
   // t2t-decoder --score_file (score_file.h).
   std::vector<double> score_file(const std::string& path);
 
-  // --- the shared queue (t2t-serve's requests, Python's threads) ---
-
   using OnBatch = std::function<void(int64_t sentences, int64_t output_tokens)>;
   // Called after each batch the queue's workers decode; set it before the
   // first submit().
   void on_batch(OnBatch observer);
-  // Queues a request encoded for current(): its sentences share batches
-  // with other callers' (same model and search) and it is answered through
+  // Queues a request encoded for current(), answered through
   // PendingRequest::wait(). Starts the workers on first use.
   BatchQueue::Admission submit(const std::shared_ptr<PendingRequest>& request);
   int64_t queue_depth() const;

@@ -1,6 +1,5 @@
-// What a Translator is built from: one typed struct, filled once by each
-// front end from its own spelling of the options (t2t-decoder's flags,
-// t2t-serve's, Python's keyword arguments, a benchmark's).
+// What a Translator is built from, filled by each front end from its own
+// spelling of the options.
 #pragma once
 
 #include <cstdint>
@@ -36,14 +35,12 @@ struct TranslatorOptions {
   std::string device = "cpu";        // cpu, cuda, cuda:N or auto
   Quantization quantize = Quantization::kNone;
   bool cuda_graphs = false;          // CUDA only: static shapes, steps replayed as graphs
-  // The search and batching every call starts from (a call may change the
-  // search: search_request.h). decoding.parallel_batches also sets how many
-  // batches of the shared queue are decoded side by side on the CPU.
+  // What every call starts from (search_request.h); parallel_batches also
+  // sets the shared queue's CPU workers.
   DecodeOptions decoding;
-  // The queue that concurrent callers' sentences share (Translator::submit).
+  // Translator::submit's shared queue.
   BatchPolicy batching;
-  // After each load, decode synthetic batches so that the first real
-  // requests take no longer than the later ones (servers).
+  // BatchTranslator::warm_up() after each load.
   bool warm_up = false;
 };
 
