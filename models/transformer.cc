@@ -393,12 +393,11 @@ void Transformer::load_int8_weights(Int8WeightMap weights) {
                                ? input_embedding_int8_
                                : embedding_int8(target_embedding_, "the target embedding");
   // The layers lay their weights out side by side, the biggest first, each
-  // thread taking the next one left: LibTorch's layout (FBGEMM's, on CPUs
-  // without t2t's int8 kernels) is made on one thread a layer, ~0.4 s for
-  // transformer_base's on a Zen 3 core. t2t's is a plain reordering: with
-  // it the whole of that model's int8 load takes ~0.06 s there. Each
-  // layer's values are freed as soon as it has packed them: a mapped
-  // checkpoint's pages then go back one layer at a time (mapped_file.h).
+  // thread taking the next one left: a layout made on one thread a layer
+  // (LibTorch's, on CPUs without t2t's int8 kernels) is what an int8 load
+  // waits for. Each layer's values are freed as soon as it has packed them:
+  // a mapped checkpoint's pages then go back one layer at a time
+  // (mapped_file.h).
   std::vector<std::pair<int64_t, std::function<void()>>> jobs;  // (values, job)
   // Undefined values are the layer's to refuse, naming it.
   auto size = [](const Int8Weights& w) { return w.values.defined() ? w.values.numel() : 0; };
