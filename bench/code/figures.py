@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Figures of the code's shape, for bench/README.md's "Code figures".
 
-Run from anywhere: python3 bench/code/figures.py [TREE] (default: this tree)
-Prints a Markdown table. Counts are of the files in the tree as they are.
+Run from anywhere: python3 bench/code/figures.py [TREE] [BEFORE_TREE]
+(default: this tree). Prints a Markdown table; with BEFORE_TREE (e.g. a
+`git worktree add` of an older commit) a column for each. Counts are of the
+files in the trees as they are.
 """
 import os
 import re
@@ -10,6 +12,7 @@ import sys
 
 ROOT = (os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else
         os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BEFORE = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 LIBRARY = ["t2t", "models", "problems", "hparams"]
 FRONT_ENDS = ["tools", "python/src", "bench"]
 
@@ -103,7 +106,7 @@ def public_tensor_methods(name):
     return len(re.findall(r"^\s*torch::Tensor\s+\w+\s*\(", public, re.M))
 
 
-def main():
+def figures():
     rows = []
     rows.append(("lines in models/ (models only)", folder_lines("models")))
     rows.append(("lines in t2t/kernels/ (the CPU kernels)", folder_lines("t2t/kernels")))
@@ -131,10 +134,25 @@ def main():
     test_dirs = sorted({os.path.dirname(p) for p in sources(["tests"], (".cc",))})
     rows.append(("test folders", len(test_dirs)))
     rows.append(("lines of bench/README.md", lines("bench/README.md")))
-    print("| figure | value |")
-    print("|---|---|")
-    for name, value in rows:
-        print("| {} | {} |".format(name, value))
+    return rows
+
+
+def main():
+    global ROOT
+    now = figures()
+    if BEFORE is None:
+        print("| figure | value |")
+        print("|---|---|")
+        for name, value in now:
+            print("| {} | {} |".format(name, value))
+        return 0
+    here, ROOT = ROOT, BEFORE
+    before = dict(figures())
+    ROOT = here
+    print("| figure | before | now |")
+    print("|---|---|---|")
+    for name, value in now:
+        print("| {} | {} | {} |".format(name, before.get(name, ""), value))
     return 0
 
 
