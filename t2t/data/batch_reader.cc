@@ -125,7 +125,7 @@ class BatchReader::Producer {
   void restore(const ReaderState& s) {
     s.check_belongs_to(static_cast<int64_t>(files_.size()), options_.worker, options_.num_workers,
                        options_.training);
-    buffer_.rng() = ReaderRng::load(s.rng, "state");
+    buffer_.rng() = ReaderRng::load(s.rng, "rng");
     source_.seek(s.epoch, s.file_position, s.record_in_file);
     buffer_.assign(source_.load(s.shuffle_buffer));
     buckets_.restore(source_.load(s.bucketed));
@@ -138,7 +138,7 @@ class BatchReader::Producer {
     // A state from before the batch shuffle starts it afresh.
     if (batch_shuffle_)
       batch_buffer_.rng() =
-          s.batch_rng.empty() ? first_batch_rng() : ReaderRng::load(s.batch_rng, "state");
+          s.batch_rng.empty() ? first_batch_rng() : ReaderRng::load(s.batch_rng, "batch_rng");
     const int64_t held = static_cast<int64_t>(s.batch_buffer_rows.size());
     const int64_t room = batch_shuffle_ ? options_.batch_shuffle : 0;
     if (held > room)

@@ -18,15 +18,16 @@ class ReaderRng : public SplitMix64 {
 
   std::string save() const { return std::to_string(state()); }
 
-  // Throws t2t::Error naming `source` when `text` is not a saved state.
-  static ReaderRng load(const std::string& text, const std::string& source) {
+  // Throws t2t::Error naming the state's `key` when `text` is not a saved
+  // state.
+  static ReaderRng load(const std::string& text, const std::string& key) {
     try {
       size_t used = 0;
       const uint64_t v = std::stoull(text, &used);
       if (used == text.size()) return ReaderRng(v);
     } catch (const std::exception&) {
     }
-    throw Error("reader state " + source + ": rng '" + text + "' is not a generator state");
+    throw Error("reader state: " + key + " '" + text + "' is not a generator state");
   }
 };
 
