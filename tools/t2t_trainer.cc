@@ -181,11 +181,12 @@ int train(const cxxopts::ParseResult& flags) {
   if (std::filesystem::exists(t2t_json)) {
     hp = t2t::cli::t2t_run_hparams(flags, t2t_json);
     if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>(),
+                         "--hparams_file " + flags["hparams_file"].as<std::string>());
     hp.parse(flags["hparams"].as<std::string>(), "--hparams");
   } else {
     hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                              flags["hparams"].as<std::string>());
+                              flags["hparams"].as<std::string>(), t2t::cli::flag_spelling);
   }
   // Hparams the model would not honour, or that contradict
   // --mixed_precision, are command-line mistakes: said before any worker

@@ -47,7 +47,7 @@ HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& re
     if (request.set_name.empty())
       throw OptionError("hparams_set", "no " + saved + " found: name the hparams set the run was "
                                        "trained with ({hparams_set}, e.g. transformer_base)");
-    return resolve_hparams(request.set_name, request.file, request.overrides);
+    return resolve_hparams(request.set_name, request.file, request.overrides, request.spell);
   } else {
     hp = HParams::from_yaml_file(saved);
     // A run written before t2t gained a common hparam (sampling_keep_top_k,
@@ -56,8 +56,12 @@ HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& re
     for (const std::string& key : defaults.keys())
       if (!hp.has(key)) hp.add(key, defaults.value(key));
   }
-  if (!request.file.empty()) hp.apply_yaml_file(request.file);
-  hp.parse(request.overrides, "--hparams");
+  const auto name = [&request](const std::string& option) {
+    return request.spell ? request.spell(option) : option;
+  };
+  if (!request.file.empty())
+    hp.apply_yaml_file(request.file, name("hparams_file") + " " + request.file);
+  hp.parse(request.overrides, name("hparams"));
   return hp;
 }
 

@@ -66,7 +66,7 @@ TEST_CASE("hparams the transformer would ignore are refused, naming what to set"
     return std::string();
   };
   const std::string dropout = refusal("dropout=0.3");
-  CHECK_THAT(dropout, Catch::Contains("hparam dropout=0.3 (from --hparams)") &&
+  CHECK_THAT(dropout, Catch::Contains("hparam dropout=0.3 (from hparams)") &&
                           Catch::Contains("layer_prepostprocess_dropout=0.1") &&
                           Catch::Contains("attention_dropout=0.1") &&
                           Catch::Contains("relu_dropout=0.1"));
@@ -88,7 +88,7 @@ TEST_CASE("values that change nothing here are accepted and said", "[honoured]")
   hp.parse("use_pad_remover=false,symbol_modality_num_shards=1,activation_dtype=bfloat16");
   const auto notes = t2t::check_honoured_hparams(hp, "transformer");
   REQUIRE(notes.size() == 2);
-  CHECK_THAT(notes[0], Catch::Contains("symbol_modality_num_shards=1 (from --hparams)") &&
+  CHECK_THAT(notes[0], Catch::Contains("symbol_modality_num_shards=1 (from hparams)") &&
                            Catch::Contains("same model"));
   CHECK_THAT(notes[1], Catch::Contains("use_pad_remover=false") &&
                            Catch::Contains("same results"));
