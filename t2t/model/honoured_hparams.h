@@ -23,8 +23,8 @@ namespace t2t {
 
 // Checks `hp` against the table's rows for `model` (a registered model
 // name; rows for other models are skipped, rows for every model are not).
-// Throws t2t::Error naming each hparam whose value `model` would not
-// honour, where the value came from, and what to set instead. Returns one
+// Throws OptionError (option hparams) naming each hparam whose value `model`
+// would not honour, where the value came from, and what to set instead. Returns one
 // line for each value that is accepted but changes nothing here and that
 // the user asked for (HParams::overridden), to be logged at start-up.
 std::vector<std::string> check_honoured_hparams(const HParams& hp, const std::string& model);

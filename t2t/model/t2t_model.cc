@@ -15,12 +15,13 @@ torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torc
 
 void T2TModel::set_static_decoding(bool on, bool /*graphs*/) {
   if (on)
-    throw Error("model '" + name() + "' cannot decode at static shapes (CUDA graphs); decode it "
-                "without --cuda_graphs");
+    throw OptionError("cuda_graphs", "model '" + name() + "' cannot decode at static shapes "
+                                     "(CUDA graphs); decode it without {cuda_graphs}");
 }
 
 void T2TModel::quantize_int8() {
-  throw Error("model '" + name() + "' has no int8 implementation; decode it without --quantize");
+  throw OptionError("quantize", "model '" + name() + "' has no int8 implementation; decode it "
+                                "without {quantize}");
 }
 
 Int8WeightMap T2TModel::int8_weights() const {

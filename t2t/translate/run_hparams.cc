@@ -74,8 +74,9 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
   if (dtype != "float32")
     throw OptionError("quantize", "hparam activation_dtype=" + dtype + " (from " +
                                       hp.override_source("activation_dtype") +
-                                      ") applies to training (autocast, as t2t-trainer "
-                                      "--mixed_precision); decoding computes in float32 unless "
+                                      ") applies to training (autocast, as " +
+                                      command_suggestion("t2t-trainer", {{"mixed_precision", ""}}) +
+                                      "); decoding computes in float32 unless "
                                       "{quantize} says otherwise. Leave it out and give "
                                       "{quantize}=bf16 (or, on the CPU, int8) for a faster "
                                       "decoding");
