@@ -42,7 +42,8 @@ class T2TModel;
 // build does not have.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const HParams& hp);
 
-// "none" -> nullopt, "bf16", "fp16" (CUDA only); t2t::Error otherwise.
+// "none" -> nullopt, "bf16", "fp16" (CUDA only); OptionError naming
+// mixed_precision otherwise.
 std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision,
                                               const c10::Device& device);
 
@@ -50,7 +51,7 @@ std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision
 // --mixed_precision (`flag`) and T2T's hparam activation_dtype, which asks
 // for the same in T2T's words: float32 leaves it to the flag, bfloat16 means
 // bf16 and float16 fp16. Either one alone decides; when both ask for
-// something they must agree, else t2t::Error names both. TrainStep applies
+// something they must agree, else an OptionError names both. TrainStep applies
 // it; a front end may call it first to report the mode (and errors) early.
 std::string effective_mixed_precision(const HParams& hp, const std::string& flag);
 
