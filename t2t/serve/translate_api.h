@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "t2t/core/error.h"
 #include "t2t/search/search_options.h"
 #include "t2t/translate/translation.h"
 
@@ -44,8 +45,10 @@ struct TranslateRequest {
 // Parses and checks a request body. Throws ApiError: 400 for a body that is
 // not JSON (invalid UTF-8 included), not an object, with a field of the
 // wrong type or out of range, or an unknown field; 413 for more sentences
-// than max_request_sentences.
-TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits);
+// than max_request_sentences, which `spell` writes as the server's option
+// (null: as named).
+TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits,
+                                         const OptionSpelling& spell = nullptr);
 
 // The server's search with the request's options on top, by the library's
 // one rule (apply_search_request, t2t/translate/search_request.h). Throws
