@@ -70,8 +70,9 @@ size_t Transformer::decode_graphs() const { return arena_ ? arena_->graphs() : 0
 
 std::unique_ptr<DecoderState> Transformer::start_static_decoding(const torch::Tensor& inputs) {
   if (decode_graphs_ && !inputs.device().is_cuda())
-    throw Error("--cuda_graphs captures decoding steps on a GPU, and this model decodes on " +
-                inputs.device().str() + "; use --device=cuda or leave --cuda_graphs out");
+    throw OptionError("cuda_graphs", "{cuda_graphs} captures decoding steps on a GPU, and this "
+                                     "model decodes on " + inputs.device().str() +
+                                     "; use {device}=cuda or leave {cuda_graphs} out");
   if (decoder_.empty()) throw Error("static decoding needs at least one decoder layer");
   torch::NoGradGuard no_grad;
   auto state = std::make_unique<StaticTransformerState>();

@@ -229,10 +229,11 @@ void load_transformer_from_tf(Transformer& model, const TFCheckpointReader& read
     if (!used.count(name) && !is_tf_training_variable(name)) unused.push_back(name);
   const std::string where = "T2T checkpoint " + reader.prefix();
   if (!missing.empty())
-    throw Error(where + " lacks variables this transformer needs: " + join(missing, ", ") +
-                ". Is it a Transformer of these sizes (hidden_size " +
-                std::to_string(model.hidden_size()) +
-                ", the layer counts and vocabularies of --hparams_set and --problem)?");
+    throw OptionError("hparams_set",
+                      where + " lacks variables this transformer needs: " + join(missing, ", ") +
+                          ". Is it a Transformer of these sizes (hidden_size " +
+                          std::to_string(model.hidden_size()) +
+                          ", the layer counts and vocabularies of {hparams_set} and {problem})?");
   if (!unused.empty())
     throw Error(where + " holds variables this transformer has no use for: " + join(unused, ", ") +
                 ". Is it another model, or were its layer counts or sharing set otherwise?");

@@ -125,7 +125,7 @@ std::vector<FilePair> manual_corpus_files(const ManualCorpus& c, const std::stri
 class TranslateEnzhWmt32k : public TranslateEnzh {
  public:
   std::string description() const override {
-    return "WMT en-zh: News Commentary v13 (+ CWMT, UN v1.0 when placed in --tmp_dir) train, "
+    return "WMT en-zh: News Commentary v13 (+ CWMT, UN v1.0 when placed in tmp_dir) train, "
            "newsdev2017 dev; 32k vocabularies";
   }
   VocabSpec vocab_spec() const override {
@@ -182,7 +182,7 @@ class TranslateEnzhWmt32k : public TranslateEnzh {
     }
     if (!absent.empty() && !told_)
       spdlog::info("{}: training without {}, which T2T adds to News Commentary when present: "
-                   "download by hand (registration needed), put in --tmp_dir (the archive or "
+                   "download by hand (registration needed), put in tmp_dir (the archive or "
                    "its extracted files) and run again",
                    name(), join(absent, " and "));
     told_ = true;

@@ -187,6 +187,7 @@ HParams run_hparams(const cxxopts::ParseResult& flags, const std::string& output
   request.set_name = flags["hparams_set"].as<std::string>();
   request.file = flags["hparams_file"].as<std::string>();
   request.overrides = flags["hparams"].as<std::string>();
+  request.spell = flag_spelling;
   // A missing --hparams_set is a command-line mistake (exit status 2).
   const std::string saved = (std::filesystem::path(output_dir) / "hparams.yaml").string();
   const std::string t2t_json = t2t_hparams_json_path(output_dir);

@@ -142,7 +142,7 @@ std::vector<std::string> select_problems(const std::string& spec, const std::str
         throw t2t::cli::UsageError("--problem=" + n + ": generate data for " +
                                    n.substr(0, n.size() - 4) +
                                    "; the _rev variant reads the same files");
-      if (!registry.contains(n)) throw t2t::cli::UsageError(registry.unknown_message(n));
+      if (!registry.contains(n)) throw t2t::cli::usage_error(registry.unknown(n));
       if (std::find(selected.begin(), selected.end(), n) == selected.end()) selected.push_back(n);
     }
     std::sort(selected.begin(), selected.end());

@@ -67,12 +67,14 @@ int import_checkpoint(const cxxopts::ParseResult& flags) {
   if (fs::exists(t2t_json)) {
     hp = t2t::cli::t2t_run_hparams(flags, t2t_json);
     if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>(),
+                         "--hparams_file " + flags["hparams_file"].as<std::string>());
     hp.parse(flags["hparams"].as<std::string>(), "--hparams");
   } else {
     hp = t2t::resolve_hparams(
         required(flags, "hparams_set", "--hparams_set=transformer_base (no " + t2t_json + ")"),
-        flags["hparams_file"].as<std::string>(), flags["hparams"].as<std::string>());
+        flags["hparams_file"].as<std::string>(), flags["hparams"].as<std::string>(),
+        t2t::cli::flag_spelling);
   }
   try {
     t2t::check_honoured_hparams(hp, model_name);

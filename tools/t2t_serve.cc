@@ -93,6 +93,7 @@ int serve(const cxxopts::ParseResult& flags) {
   const std::string data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
 
   t2t::ServerConfig config;
+  config.spell = t2t::cli::flag_spelling;
   config.host = flags["host"].as<std::string>();
   config.port = flags["port"].as<int>();
   if (config.port < 0 || config.port > 65535)

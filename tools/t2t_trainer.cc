@@ -119,7 +119,7 @@ t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
       throw t2t::cli::UsageError(std::string("--") + name + " is for --eval_bleu (BLEU at each "
                                  "evaluation); add --eval_bleu or leave it out");
   if (!eval_bleu) return {};
-  if (o.schedule == "train")
+  if (o.schedule == t2t::Schedule::kTrain)
     throw t2t::cli::UsageError("--eval_bleu scores evaluations, and --schedule=train makes none; "
                                "use --schedule=continuous_train_and_eval");
   t2t::DevBleuOptions bleu;
@@ -145,7 +145,11 @@ int train(const cxxopts::ParseResult& flags) {
   const std::string set_name = required(flags, "hparams_set", "--hparams_set=transformer_base");
   o.output_dir = required(flags, "output_dir", "--output_dir=t2t_train/run1");
   o.data_dir = required(flags, "data_dir", "--data_dir=t2t_data");
-  o.schedule = flags["schedule"].as<std::string>();
+  try {
+    o.schedule = t2t::parse_schedule(flags["schedule"].as<std::string>());
+  } catch (const t2t::Error& e) {
+    throw t2t::cli::usage_error(e);
+  }
   o.train_steps = flags["train_steps"].as<int64_t>();
   o.eval_steps = flags["eval_steps"].as<int64_t>();
   o.local_eval_frequency = flags["local_eval_frequency"].as<int64_t>();
@@ -164,7 +168,7 @@ int train(const cxxopts::ParseResult& flags) {
   o.early_stopping.metric = flags["eval_early_stopping_metric"].as<std::string>();
   o.early_stopping.delta = flags["eval_early_stopping_metric_delta"].as<double>();
   o.early_stopping.minimize = flags["eval_early_stopping_metric_minimize"].as<bool>();
-  if (flags.count("best_metric") && o.best_metric != "none" && o.schedule == "train")
+  if (flags.count("best_metric") && o.best_metric != "none" && o.schedule == t2t::Schedule::kTrain)
     throw t2t::cli::UsageError("--best_metric picks among evaluations, and --schedule=train makes "
                                "none; use --schedule=continuous_train_and_eval");
   if (o.early_stopping.steps == 0)
@@ -181,11 +185,12 @@ int train(const cxxopts::ParseResult& flags) {
   if (std::filesystem::exists(t2t_json)) {
     hp = t2t::cli::t2t_run_hparams(flags, t2t_json);
     if (!flags["hparams_file"].as<std::string>().empty())
-      hp.apply_yaml_file(flags["hparams_file"].as<std::string>());
+      hp.apply_yaml_file(flags["hparams_file"].as<std::string>(),
+                         "--hparams_file " + flags["hparams_file"].as<std::string>());
     hp.parse(flags["hparams"].as<std::string>(), "--hparams");
   } else {
     hp = t2t::resolve_hparams(set_name, flags["hparams_file"].as<std::string>(),
-                              flags["hparams"].as<std::string>());
+                              flags["hparams"].as<std::string>(), t2t::cli::flag_spelling);
   }
   // Hparams the model would not honour, or that contradict
   // --mixed_precision, are command-line mistakes: said before any worker
@@ -226,7 +231,7 @@ int train(const cxxopts::ParseResult& flags) {
   // SIGINT/SIGTERM stop training after the current step with a checkpoint
   // (exit status 0); a second one stops at once. An evaluate-only run keeps
   // the signals' default action: it has nothing to save.
-  const bool trains = o.schedule != "evaluate";
+  const bool trains = o.schedule != t2t::Schedule::kEvaluate;
   if (trains) t2t::install_stop_handlers();
   if (worker_gpu > 1 && !o.worker) {
     // Flags and hparams were checked above, once, before any worker starts.

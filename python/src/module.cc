@@ -15,6 +15,8 @@ namespace {
 std::string keyword_spelling(const std::string& option) {
   if (option == "decode_from_file") return "source";
   if (option == "score_file") return "path";
+  if (option == "log_level") return "level";  // set_log_level(level)
+  if (option == "t2t_usr_dir") return "dir";  // load_usr_dir(dir)
   return option;
 }
 

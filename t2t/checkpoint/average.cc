@@ -113,8 +113,9 @@ AverageResult average_checkpoints(const std::vector<std::string>& checkpoints,
     CheckpointMeta meta;
     TensorMap tensors = read_checkpoint_tensors(path, &meta);
     if (meta.weights == "int8")
-      throw Error("checkpoint '" + path + "' holds int8 weights for decoding; average the float "
-                  "checkpoints it was made from, then quantize the average (--quantize=int8)");
+      throw OptionError("quantize", "checkpoint '" + path + "' holds int8 weights for decoding; "
+                                    "average the float checkpoints it was made from, then "
+                                    "quantize the average ({quantize}=int8)");
     spdlog::info("averaging [{}/{}] {} (step {})", i + 1, checkpoints.size(), path, meta.step);
     if (i == 0) {
       first = tensors;
@@ -159,8 +160,9 @@ AverageResult average_checkpoints(const std::vector<std::string>& checkpoints,
   } else if (!first_meta.hparams_yaml.empty()) {
     write_file_atomic(hparams_out, first_meta.hparams_yaml);
   } else {
-    spdlog::warn("the checkpoints carry no hparams and none were found at '{}'; give "
-                 "t2t-decoder --hparams_set for {}", hparams_yaml_path, output_dir);
+    spdlog::warn("the checkpoints carry no hparams and none were found at '{}'; give {} for {}",
+                 hparams_yaml_path, command_suggestion("t2t-decoder", {{"hparams_set", ""}}),
+                 output_dir);
   }
   return result;
 }

@@ -371,9 +371,9 @@ CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model
   torch::serialize::InputArchive archive = open_archive(path);
   torch::Tensor weights;  // fresh, as read_meta explains
   if (archive.try_read("meta/weights", weights) && tensor_string(weights) == "int8")
-    throw Error("checkpoint '" + path + "' holds int8 weights for decoding (t2t-avg-all "
-                "--quantize=int8): it cannot be trained on; use the float checkpoint it was "
-                "made from");
+    throw Error("checkpoint '" + path + "' holds int8 weights for decoding (" +
+                command_suggestion("t2t-avg-all", {{"quantize", "int8"}}) +
+                "): it cannot be trained on; use the float checkpoint it was made from");
   restore_model(model, archive.keys(), [&](const std::string& key, torch::Tensor& out) {
     return archive.try_read(key, out);
   }, path);

@@ -90,8 +90,9 @@ AverageResult average_tf_checkpoints(const std::vector<std::string>& prefixes,
   for (const std::string& prefix : prefixes) {
     const fs::path in = fs::absolute(prefix).parent_path().lexically_normal();
     if (fs::equivalent(in, out, ec))
-      throw Error("--output_dir=" + output_dir + " holds the checkpoint " + prefix +
-                  " being averaged, whose name the average would take: give another directory");
+      throw OptionError("output_dir", "{output_dir}=" + output_dir + " holds the checkpoint " +
+                                          prefix + " being averaged, whose name the average "
+                                          "would take: give another directory");
   }
 
   AverageResult result;

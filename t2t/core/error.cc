@@ -38,4 +38,16 @@ std::string OptionError::render(const OptionSpelling& spell) const {
   return render_names(message_, spell);
 }
 
+std::string option_message(const std::exception& e) {
+  if (const auto* option = dynamic_cast<const OptionError*>(&e)) return option->message_template();
+  return e.what();
+}
+
+std::string command_suggestion(const std::string& tool,
+                               const std::vector<std::pair<std::string, std::string>>& flags) {
+  std::string out = tool;
+  for (const auto& [name, value] : flags) out += " --" + name + (value.empty() ? "" : "=" + value);
+  return out;
+}
+
 }  // namespace t2t

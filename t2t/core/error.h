@@ -6,6 +6,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace t2t {
 
@@ -31,6 +33,9 @@ class OptionError : public Error {
   OptionError(std::string option, std::string message);
 
   const std::string& option() const { return option_; }
+  // The message as given, its "{name}"s unrendered: for a caller that adds
+  // context and throws it on as an OptionError.
+  const std::string& message_template() const { return message_; }
   // The message with every "{name}" written as spell(name).
   std::string render(const OptionSpelling& spell) const;
 
@@ -38,5 +43,17 @@ class OptionError : public Error {
   std::string option_;
   std::string message_;
 };
+
+// The message of `e` for another OptionError's message to quote: an
+// OptionError's template, so that the front end still spells its names;
+// what() of any other error.
+std::string option_message(const std::exception& e);
+
+// A command for the user to run, written as typed on a command line:
+// `tool` then "--name=value" for each of `flags` ("--name" for an empty
+// value), e.g. "t2t-datagen --problem=P --data_dir=D". A message that says
+// which command to run names a tool's flags, not the library's options.
+std::string command_suggestion(const std::string& tool,
+                               const std::vector<std::pair<std::string, std::string>>& flags);
 
 }  // namespace t2t

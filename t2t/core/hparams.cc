@@ -249,7 +249,7 @@ HParams& HParams::parse(const std::string& overrides, const std::string& source)
     size_t eq = item.find('=');
     if (eq == std::string::npos)
       throw Error("malformed " + source + " entry '" + item + "': expected name=value, e.g. " +
-                  "--hparams='batch_size=2048,learning_rate=0.1'");
+                  "'batch_size=2048,learning_rate=0.1'");
     std::string name = trim(item.substr(0, eq));
     std::string text = item.substr(eq + 1);
     long index = -1;
@@ -336,8 +336,8 @@ HParams& HParams::apply_yaml_string(const std::string& yaml, const std::string& 
   return *this;
 }
 
-HParams& HParams::apply_yaml_file(const std::string& path) {
-  return apply_yaml_string(read_file(path), "--hparams_file " + path);
+HParams& HParams::apply_yaml_file(const std::string& path, const std::string& source) {
+  return apply_yaml_string(read_file(path), source.empty() ? "hparams_file " + path : source);
 }
 
 std::string HParams::to_yaml() const {
@@ -418,13 +418,15 @@ Registry<HParamsFn>& hparams_registry() {
 }
 
 HParams resolve_hparams(const std::string& set_name, const std::string& hparams_file,
-                        const std::string& overrides) {
+                        const std::string& overrides, const OptionSpelling& spell) {
   if (set_name.empty())
-    throw Error("--hparams_set is required, e.g. --hparams_set=transformer_base "
-                "(--registry_help lists them)");
+    throw OptionError("hparams_set", "{hparams_set} is required, e.g. "
+                                     "{hparams_set}=transformer_base ({registry_help} lists them)");
+  const auto name = [&spell](const std::string& option) { return spell ? spell(option) : option; };
   HParams hp = hparams_registry().get(set_name)();
-  if (!hparams_file.empty()) hp.apply_yaml_file(hparams_file);
-  hp.parse(overrides, "--hparams");
+  if (!hparams_file.empty())
+    hp.apply_yaml_file(hparams_file, name("hparams_file") + " " + hparams_file);
+  hp.parse(overrides, name("hparams"));
   return hp;
 }
 

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "t2t/core/error.h"
 #include "t2t/core/registry.h"
 
 namespace t2t {
@@ -65,10 +66,12 @@ class HParams {
   size_t size() const { return entries_.size(); }
 
   // Applies "a=1,b=0.2,c=true,d=[1,2],d[0]=3"; `source` names where the text
-  // came from ("--hparams") for error messages.
-  HParams& parse(const std::string& overrides, const std::string& source = "--hparams");
-  // Applies the top-level mapping of a YAML file as overrides.
-  HParams& apply_yaml_file(const std::string& path);
+  // came from, as the caller spells it ("--hparams" on a command line), for
+  // error messages and override_source().
+  HParams& parse(const std::string& overrides, const std::string& source = "hparams");
+  // Applies the top-level mapping of a YAML file as overrides; `source` as
+  // for parse(), "" for "hparams_file <path>".
+  HParams& apply_yaml_file(const std::string& path, const std::string& source = "");
   HParams& apply_yaml_string(const std::string& yaml, const std::string& source);
 
   // A YAML mapping, one key a line, in key order.
@@ -83,8 +86,8 @@ class HParams {
   // before them: the set's, or a saved run's. Lets a check tell a value the
   // user asked for from one every set inherits. Copies keep it; YAML does not.
   bool overridden(const std::string& name) const;
-  // Where the last such change of `name` came from ("--hparams", "--hparams_file
-  // f.yaml"); "" when none.
+  // Where the last such change of `name` came from, as its source was given
+  // ("--hparams", "--hparams_file f.yaml" from a command line); "" when none.
   std::string override_source(const std::string& name) const;
 
   // Keys whose values differ, plus keys present on one side only, each as
@@ -112,10 +115,13 @@ class HParams {
 using HParamsFn = std::function<HParams()>;
 Registry<HParamsFn>& hparams_registry();
 
-// Resolves what the command line asks for: the named set, then the YAML file
-// (if any), then the --hparams string (if any).
+// Resolves what a front end asks for (options hparams_set, hparams_file and
+// hparams): the named set, then the YAML file (if any), then the overrides
+// (if any). `spell` writes the options' names in the sources the overrides
+// are recorded with (override_source); null: as named. Throws OptionError
+// naming hparams_set when set_name is empty.
 HParams resolve_hparams(const std::string& set_name, const std::string& hparams_file,
-                        const std::string& overrides);
+                        const std::string& overrides, const OptionSpelling& spell = nullptr);
 
 }  // namespace t2t
 

@@ -25,8 +25,8 @@ void load_shared_library(const std::string& lib) {
   // RTLD_GLOBAL: a plugin may itself be used by a later plugin.
   void* handle = ::dlopen(fs::absolute(lib).c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle)
-    throw Error("cannot load plugin '" + lib + "' from --t2t_usr_dir: " + ::dlerror() +
-                ". Was it built against this libt2t?");
+    throw OptionError("t2t_usr_dir", "cannot load plugin '" + lib + "' from {t2t_usr_dir}: " +
+                                         ::dlerror() + ". Was it built against this libt2t?");
 }
 }  // namespace
 
@@ -42,18 +42,21 @@ std::vector<std::string> load_user_dir(const std::string& dir) {
   std::error_code ec;
   if (fs::is_regular_file(dir, ec)) {
     if (!loadable(dir))
-      throw Error("--t2t_usr_dir=" + dir + " is neither a directory nor a loadable file (.so" +
-                  std::string(file_loaders().count(".yaml") ? " or .yaml" : "") + ")");
+      throw OptionError("t2t_usr_dir", "{t2t_usr_dir}=" + dir +
+                                           " is neither a directory nor a loadable file (.so" +
+                                           (file_loaders().count(".yaml") ? " or .yaml" : "") +
+                                           ")");
     files.push_back(dir);
   } else if (fs::is_directory(dir, ec)) {
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (entry.is_regular_file() && loadable(entry.path())) files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
     if (files.empty())
-      throw Error("--t2t_usr_dir=" + dir + " holds no plugin (.so) or problem declaration " +
-                  "(.yaml); see problems/examples/ and configs/problems/");
+      throw OptionError("t2t_usr_dir", "{t2t_usr_dir}=" + dir + " holds no plugin (.so) or "
+                                           "problem declaration (.yaml); see problems/examples/ "
+                                           "and configs/problems/");
   } else {
-    throw Error("--t2t_usr_dir=" + dir + " does not exist");
+    throw OptionError("t2t_usr_dir", "{t2t_usr_dir}=" + dir + " does not exist");
   }
   for (const auto& file : files) {
     const std::string ext = fs::path(file).extension().string();

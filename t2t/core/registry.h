@@ -3,6 +3,7 @@
 // so the binaries and every plugin share one instance.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,7 +42,7 @@ class Registry {
   // Throws t2t::Error listing close matches when `name` is unknown.
   const Factory& get(const std::string& name) const {
     auto it = entries_.find(name);
-    if (it == entries_.end()) throw Error(unknown_message(name));
+    if (it == entries_.end()) throw unknown(name);
     return it->second.factory;
   }
 
@@ -62,13 +63,18 @@ class Registry {
   // Removes an entry; for plugins that are unloaded and for tests.
   void remove(const std::string& name) { entries_.erase(name); }
 
-  std::string unknown_message(const std::string& name) const {
+  // The error for a name not registered, with the names it is close to,
+  // naming the option that takes such a name: the kind with underscores for
+  // spaces (problem, model, hparams_set).
+  OptionError unknown(const std::string& name) const {
+    std::string option = kind_;
+    std::replace(option.begin(), option.end(), ' ', '_');
     std::string msg = "unknown " + kind_ + " '" + name + "'.";
     auto near = close_matches(name, names());
     if (!near.empty()) msg += " Did you mean " + join(near, ", ") + "?";
-    msg += " Run with --registry_help to list every registered " + kind_ +
-           "; your own can be added with --t2t_usr_dir.";
-    return msg;
+    msg += " Run with {registry_help} to list every registered " + kind_ +
+           "; your own can be added with {t2t_usr_dir}.";
+    return OptionError(option, msg);
   }
 
  private:

@@ -17,8 +17,9 @@ extern "C" __attribute__((visibility("default"))) void t2t_make_nccl_backend(
   *out = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, world_size, options);
 #else
   (void)store, (void)rank, (void)world_size, (void)timeout, (void)out;
-  throw t2t::Error("multi-process training on CUDA needs NCCL, and this build of t2t was made "
-                   "without it (nccl.h was not found at configure time); use --device=cpu (Gloo)");
+  throw t2t::OptionError("device", "multi-process training on CUDA needs NCCL, and this build of "
+                                   "t2t was made without it (nccl.h was not found at configure "
+                                   "time); use {device}=cpu (Gloo)");
 #endif
 }
 

@@ -95,15 +95,18 @@ void check_disk_space(const std::string& data_dir, const std::vector<SplitSize>&
     case DiskVerdict::kClose:
       spdlog::warn("disk: only {} free in {} for about {} at the peak: the run may fail for lack "
                    "of space (it would leave no partial shards); free some space or use another "
-                   "--data_dir to be safe", human_bytes(free_bytes), data_dir,
+                   "data_dir to be safe", human_bytes(free_bytes), data_dir,
                    human_bytes(need.peak_bytes));
       return;
     case DiskVerdict::kShort:
-      throw Error("not enough disk space in --data_dir '" + data_dir + "': the shards need about " +
-                  human_bytes(need.peak_bytes) + " at the peak (" + human_bytes(need.final_bytes) +
-                  " once done) for " + human_bytes(need.text_bytes) + " of text, and only " +
-                  human_bytes(free_bytes) + " is free. Free some space, point --data_dir at a "
-                  "larger disk, or write fewer examples with --max_cases");
+      throw OptionError("data_dir",
+                        "not enough disk space in {data_dir} '" + data_dir +
+                            "': the shards need about " + human_bytes(need.peak_bytes) +
+                            " at the peak (" + human_bytes(need.final_bytes) + " once done) for " +
+                            human_bytes(need.text_bytes) + " of text, and only " +
+                            human_bytes(free_bytes) + " is free. Free some space, point "
+                            "{data_dir} at a larger disk, or write fewer examples with "
+                            "{max_cases}");
   }
 }
 

@@ -18,7 +18,7 @@ std::unique_ptr<Problem> create_problem(const std::string& name) {
     base = name.substr(0, name.size() - 4);
     reversed = true;
   }
-  if (!registry.contains(base)) throw Error(registry.unknown_message(name));
+  if (!registry.contains(base)) throw registry.unknown(name);
   std::unique_ptr<Problem> problem = registry.get(base)();
   problem->name_ = base;
   problem->reversed_ = reversed;

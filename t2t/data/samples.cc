@@ -17,8 +17,9 @@ namespace {
 std::ifstream open_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error("cannot open '" + path + "': " + std::strerror(errno) +
-                ". Check the path, or let t2t-datagen download the data into --tmp_dir");
+    throw OptionError("tmp_dir", "cannot open '" + path + "': " + std::strerror(errno) +
+                                     ". Check the path, or let t2t-datagen download the data "
+                                     "into {tmp_dir}");
   return in;
 }
 

@@ -43,13 +43,14 @@ FeatureEncoders Text2TextProblem::load_encoders(const std::string& data_dir) con
   FeatureEncoders enc;
   const std::string src = source_vocab_path(data_dir);
   if (!vocab_exists(src, spec))
-    throw Error("no vocabulary for problem " + name() + " at '" + src +
-                "'. Run t2t-datagen --problem=" + name() + " --data_dir=" + data_dir + " first.");
+    throw Error("no vocabulary for problem " + name() + " at '" + src + "'. Run " +
+                command_suggestion("t2t-datagen", {{"problem", name()}, {"data_dir", data_dir}}) +
+                " first.");
   if (separate_vocabularies()) {
     const std::string tgt = target_vocab_path(data_dir);
     if (!vocab_exists(tgt, spec))
-      throw Error("no target vocabulary for problem " + name() + " at '" + tgt +
-                  "'. Run t2t-datagen --problem=" + name() + " first.");
+      throw Error("no target vocabulary for problem " + name() + " at '" + tgt + "'. Run " +
+                  command_suggestion("t2t-datagen", {{"problem", name()}}) + " first.");
     // The two side by side: loading a SentencePiece model is a noticeable
     // part of what a decoder waits before its first sentence.
     auto target = std::async(std::launch::async, [&] { return load_vocab(tgt, spec); });
@@ -163,7 +164,8 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
                                      const GenerateOptions& options) {
   std::error_code ec;
   fs::create_directories(data_dir, ec);
-  if (ec) throw Error("cannot create --data_dir '" + data_dir + "': " + ec.message());
+  if (ec)
+    throw OptionError("data_dir", "cannot create {data_dir} '" + data_dir + "': " + ec.message());
   // Before anything is written: will the shards fit?
   const int workers = options.threads > 0
                           ? options.threads

@@ -86,6 +86,8 @@ struct Peers {
     return out;
   }
 
+  // What went wrong, as an OptionError's message: a timeout names the
+  // option that sets it.
   std::string explain(const std::string& error) const {
     std::string said = first_line(error);
     // The backend's own text, without its source location and its advice to read
@@ -106,7 +108,7 @@ struct Peers {
                         said.find("refused") != std::string::npos ||
                         said.find("Broken pipe") != std::string::npos;
     const std::string what =
-        timed_out ? who + " did not answer within the collective timeout (--collective_timeout=" +
+        timed_out ? who + " did not answer within the collective timeout ({collective_timeout}=" +
                         seconds(timeout) + ")"
         : closed  ? who + " closed its connection (it stopped)"
                   : who + " failed";
@@ -125,7 +127,7 @@ class Work final : public CollectiveWork {
     try {
       work_->wait();
     } catch (const std::exception& e) {
-      throw Error(peers_->explain(e.what()));
+      throw OptionError("collective_timeout", peers_->explain(e.what()));
     }
   }
 
@@ -259,11 +261,12 @@ void C10dCommunicator::chief_alone(const std::string& what, const std::function<
         last_beat = beat;
         last_sign = Clock::now();
       } else if (Clock::now() - last_sign > timeout) {
-        throw Error("worker " + std::to_string(rank()) + ": " + peers_->described[0] +
-                    " gave no sign of life for " + seconds(timeout) +
-                    " (--collective_timeout) during " + what +
-                    ". It stopped, or the network between the workers failed. Started again, "
-                    "the run resumes from its last checkpoint");
+        throw OptionError("collective_timeout",
+                          "worker " + std::to_string(rank()) + ": " + peers_->described[0] +
+                              " gave no sign of life for " + seconds(timeout) +
+                              " ({collective_timeout}) during " + what +
+                              ". It stopped, or the network between the workers failed. Started "
+                              "again, the run resumes from its last checkpoint");
       }
       // Soon at first: most such work (a checkpoint) takes a moment.
       std::this_thread::sleep_for(pause);

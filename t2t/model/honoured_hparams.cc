@@ -34,8 +34,8 @@ const Row kRows[] = {
        const std::string v = hp.get_string("activation_dtype");
        if (v == "float32" || v == "bfloat16" || v == "float16") return "";
        return "use float32, bfloat16 (bf16 autocast on the CPU or CUDA, as "
-              "--mixed_precision=bf16) or float16 (fp16 autocast with loss scaling, CUDA only, as "
-              "--mixed_precision=fp16)";
+              "{mixed_precision}=bf16) or float16 (fp16 autocast with loss scaling, CUDA only, as "
+              "{mixed_precision}=fp16)";
      },
      none},
     // T2T keeps weights in bfloat16 on TPUs only; here the weights, the
@@ -45,7 +45,7 @@ const Row kRows[] = {
      [](const HParams& hp) -> std::string {
        if (hp.get_string("weight_dtype") == "float32") return "";
        return "weights are kept in float32 here; for mixed precision set "
-              "activation_dtype=bfloat16 (or float16 on CUDA), or give --mixed_precision, and "
+              "activation_dtype=bfloat16 (or float16 on CUDA), or give {mixed_precision}, and "
               "leave weight_dtype at float32";
      },
      none},
@@ -111,7 +111,8 @@ std::vector<std::string> check_honoured_hparams(const HParams& hp, const std::st
     const std::string note = row.note(hp);
     if (!note.empty()) notes.push_back(named(hp, row.name) + " changes nothing: " + note + ".");
   }
-  if (!refusals.empty()) throw Error(join(refusals, " "));
+  // The reasons name options as "{name}", for the front end to spell.
+  if (!refusals.empty()) throw OptionError("hparams", join(refusals, " "));
   return notes;
 }
 

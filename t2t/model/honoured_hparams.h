@@ -20,9 +20,9 @@
 namespace t2t {
 
 // Checks `hp` against the table's rows for `model` and for every model.
-// Throws t2t::Error naming each hparam whose value would not be honoured,
-// where it came from, and what to set instead. Returns a line to log for
-// each overridden value that is accepted but changes nothing.
+// Throws OptionError (option hparams) naming each hparam whose value would
+// not be honoured, where it came from, and what to set instead. Returns a
+// line to log for each overridden value that is accepted but changes nothing.
 std::vector<std::string> check_honoured_hparams(const HParams& hp, const std::string& model);
 
 // The hparam names the table covers, for tests and --help texts.

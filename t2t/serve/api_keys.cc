@@ -26,14 +26,15 @@ bool equal_in_constant_time(const std::string& a, const std::string& b) {
 
 ApiKeys ApiKeys::from_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error("--api_key_file=" + path + " cannot be read");
+  if (!in) throw OptionError("api_key_file", "{api_key_file}=" + path + " cannot be read");
   ApiKeys keys;
   for (std::string line; std::getline(in, line);) {
     line = trim(line);
     if (!line.empty()) keys.keys_.push_back(line);
   }
   if (keys.keys_.empty())
-    throw Error("--api_key_file=" + path + " holds no key: write one key a line");
+    throw OptionError("api_key_file",
+                      "{api_key_file}=" + path + " holds no key: write one key a line");
   return keys;
 }
 

@@ -42,7 +42,8 @@ double number_field(const json& value, const std::string& name, int64_t low, int
 
 }  // namespace
 
-TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits) {
+TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits,
+                                         const OptionSpelling& spell) {
   json doc;
   try {
     doc = json::parse(body);
@@ -65,8 +66,10 @@ TranslateRequest parse_translate_request(const std::string& body, const Translat
       if (static_cast<int64_t>(value.size()) > limits.max_request_sentences)
         throw ApiError(413, "\"text\" has " + std::to_string(value.size()) +
                                 " sentences, more than this server takes in one request (" +
-                                std::to_string(limits.max_request_sentences) +
-                                ", --max_request_sentences): split it");
+                                std::to_string(limits.max_request_sentences) + ", " +
+                                (spell ? spell("max_request_sentences")
+                                       : std::string("max_request_sentences")) +
+                                "): split it");
       request.texts.reserve(value.size());
       for (size_t i = 0; i < value.size(); ++i) {
         if (!value[i].is_string())

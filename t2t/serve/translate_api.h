@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "t2t/core/error.h"
 #include "t2t/search/search_options.h"
 #include "t2t/translate/translation.h"
 
@@ -42,8 +43,10 @@ struct TranslateRequest {
 
 // Throws ApiError: 400 for a body that is not a JSON object (invalid UTF-8
 // included), or has an unknown field or one of the wrong type or out of
-// range; 413 for more than max_request_sentences.
-TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits);
+// range; 413 for more than max_request_sentences, which `spell` writes as
+// the server's option (null: as named).
+TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits,
+                                         const OptionSpelling& spell = nullptr);
 
 // The server's search with the request on top (apply_search_request).
 // Throws ApiError (400) naming the field at fault.

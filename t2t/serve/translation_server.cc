@@ -63,6 +63,10 @@ class Server {
   void ready(httplib::Response& res);
   void answer(httplib::Response& res, int status, const std::string& json);
   void answer_error(httplib::Response& res, int status, const std::string& message);
+  // An option as the front end spells it (config_.spell).
+  std::string option(const std::string& name) const {
+    return config_.spell ? config_.spell(name) : name;
+  }
 
   void watch_loop();
   void request_stop(const std::string& why);
@@ -128,17 +132,17 @@ void Server::setup_http() {
       return httplib::Server::HandlerResponse::Unhandled;
     res.set_header("WWW-Authenticate", "Bearer");
     answer_error(res, 401, "missing or wrong API key: send the header 'Authorization: Bearer KEY' "
-                           "with a key of the server's --api_key_file");
+                           "with a key of the server's " + option("api_key_file"));
     return httplib::Server::HandlerResponse::Handled;
   });
-  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http_.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // our own errors carry their message
     std::string message;
     switch (res.status) {
       case 404: message = "no endpoint " + req.method + " " + req.path + "; the endpoints are " +
                           kEndpoints; break;
-      case 413: message = "the request body is larger than this server takes "
-                          "(--max_request_bytes): split the request"; break;
+      case 413: message = "the request body is larger than this server takes (" +
+                          option("max_request_bytes") + "): split the request"; break;
       case 400: message = "the HTTP request could not be read: it is malformed, or a POST "
                           "without Content-Length"; break;
       default: message = "HTTP status " + std::to_string(res.status);
@@ -222,8 +226,10 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
     if (stopping_) throw ApiError(503, "the server is stopping and takes no new requests");
     const auto model = translator_.current();
     if (!model) throw ApiError(503, "the model is still loading; GET /ready answers 200 once it is");
-    const TranslateRequest request = parse_translate_request(req.body, config_.limits);
-    const SearchOptions search = request_search(request, model->batch_translator->options().search);
+    const TranslateRequest request =
+        parse_translate_request(req.body, config_.limits, config_.spell);
+    const SearchOptions search =
+        request_search(request, model->batch_translator->options().search);
     std::vector<std::vector<int64_t>> sources;
     sources.reserve(request.texts.size());
     for (size_t i = 0; i < request.texts.size(); ++i) {
@@ -231,7 +237,8 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
       if (static_cast<int64_t>(ids.size()) > config_.max_input_tokens)
         throw ApiError(413, "\"text\"[" + std::to_string(i) + "] is " + std::to_string(ids.size()) +
                                 " tokens long (EOS included), more than this server takes "
-                                "(--max_input_tokens=" + std::to_string(config_.max_input_tokens) +
+                                "(" + option("max_input_tokens") + "=" +
+                                std::to_string(config_.max_input_tokens) +
                                 "): split it");
       if (!ids.empty())
         ids = model->batch_translator->fit_source(std::move(ids),
@@ -244,7 +251,7 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
       case BatchQueue::Admission::kQueued: break;
       case BatchQueue::Admission::kFull:
         throw ApiError(503, "the queue is full (" + std::to_string(translator_.queue_depth()) +
-                                " sentences waiting, --max_queue=" +
+                                " sentences waiting, " + option("max_queue") + "=" +
                                 std::to_string(translator_.options().batching.max_queue) + "): retry later");
       case BatchQueue::Admission::kClosed:
         throw ApiError(503, "the server is stopping and takes no new requests");
@@ -310,13 +317,13 @@ void Server::watch_loop() {
         const ReloadResult r = translator_.reload();
         metrics_.reload_done(true);
         if (r.reloaded)
-          spdlog::info("--watch_checkpoints: now serving {} (step {}, was step {})", r.checkpoint,
-                       r.step, r.previous_step);
+          spdlog::info("{}: now serving {} (step {}, was step {})", option("watch_checkpoints"),
+                       r.checkpoint, r.step, r.previous_step);
       } catch (const std::exception& e) {
         failed = newest;
         failed_time = newest_time;
         metrics_.reload_done(false);
-        spdlog::warn("--watch_checkpoints: {}", e.what());
+        spdlog::warn("{}: {}", option("watch_checkpoints"), e.what());
       }
     }
     lock.lock();
@@ -345,16 +352,18 @@ int Server::run() {
   // again on the bound socket widens the backlog.
   if (port >= 0 && listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
   if (port < 0)
-    throw Error("cannot listen on " + config_.host + ":" + std::to_string(config_.port) +
-                ": the port is in use or the address is not this machine's; choose another "
-                "--port (0 picks a free one) or --host");
+    throw OptionError("port", "cannot listen on " + config_.host + ":" +
+                                  std::to_string(config_.port) +
+                                  ": the port is in use or the address is not this machine's; "
+                                  "choose another {port} (0 picks a free one) or {host}");
   const std::string host =
       config_.host.find(':') != std::string::npos ? "[" + config_.host + "]" : config_.host;
   spdlog::info("listening on http://{}:{} ({})", host, port, kEndpoints);
   if (!is_loopback(config_.host))
-    spdlog::warn("--host={} accepts connections from other machines{}", config_.host,
-                 keys_.enabled() ? "" : " and no --api_key_file is set: anyone who reaches it "
-                                        "can translate and reload");
+    spdlog::warn("{}={} accepts connections from other machines{}", option("host"), config_.host,
+                 keys_.enabled() ? "" : " and no " + option("api_key_file") +
+                                            " is set: anyone who reaches it can translate and "
+                                            "reload");
   signals_ = std::make_unique<StopSignals>([this](const std::string& name) { request_stop(name); });
   std::thread listener([this] {
     if (!http_.listen_after_bind()) spdlog::error("the HTTP listener stopped with an error");
@@ -397,9 +406,9 @@ int Server::drain_and_stop(std::thread& listener) {
   }
   stopping_ = true;
   spdlog::info("{}: taking no new requests; finishing {} requests ({} sentences queued), for at "
-               "most {} s (--shutdown_timeout)",
+               "most {} s ({})",
                stop_reason_, in_flight_.load(), translator_.queue_depth(),
-               config_.shutdown_timeout_s);
+               config_.shutdown_timeout_s, option("shutdown_timeout"));
   std::thread http_stopper([&] { stop_http(listener); });
   translator_.close_queue();  // workers take what is left without waiting for company
   const auto deadline = std::chrono::steady_clock::now() +
@@ -408,9 +417,9 @@ int Server::drain_and_stop(std::thread& listener) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (in_flight_ > 0) {
     const int64_t dropped = translator_.cancel_waiting(
-        "the server stopped before translating this request (--shutdown_timeout)");
-    spdlog::warn("--shutdown_timeout={} s passed: {} queued sentences were answered 503",
-                 config_.shutdown_timeout_s, dropped);
+        "the server stopped before translating this request (" + option("shutdown_timeout") + ")");
+    spdlog::warn("{}={} s passed: {} queued sentences were answered 503",
+                 option("shutdown_timeout"), config_.shutdown_timeout_s, dropped);
   }
   http_stopper.join();
   translator_.join_workers();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "t2t/core/error.h"
 #include "t2t/serve/translate_api.h"
 
 namespace t2t {
@@ -33,11 +34,14 @@ struct ServerConfig {
   bool log_requests = false;  // log texts and translations
   double shutdown_timeout_s = 30;
   double watch_checkpoints_s = 0;  // 0: reload on POST /v1/reload only
+  // How the server's answers and log lines write its options ("--max_queue"
+  // for t2t-serve's flags); null: as named here (max_queue, shutdown_timeout).
+  OptionSpelling spell;
 };
 
 // Runs until SIGTERM or SIGINT and returns the exit status (0 once drained).
 // Throws t2t::Error when it cannot start (address in use, model failing to
-// load, unreadable key file).
+// load, unreadable key file), an OptionError when an option is at fault.
 // The translator is loaded here, after the server listens (Translator::
 // Load::kLater), so that /health answers while it loads.
 int serve(const ServerConfig& config, Translator& translator);

@@ -230,8 +230,8 @@ SentencePieceEncoder::SentencePieceEncoder()
 
 SentencePieceEncoder::SentencePieceEncoder(const std::string& model_path) : SentencePieceEncoder() {
   if (!std::filesystem::exists(model_path)) {
-    throw Error("sentencepiece model '" + model_path +
-                "' does not exist; train one first (or check --data_dir)");
+    throw OptionError("data_dir", "sentencepiece model '" + model_path +
+                                      "' does not exist; train one first (or check {data_dir})");
   }
   const auto status = sp_->Load(model_path);
   if (!status.ok()) {

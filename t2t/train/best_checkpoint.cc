@@ -68,8 +68,8 @@ std::string BestCheckpoint::record(const std::string& checkpoint, int64_t step, 
       << "value" << YAML::Value << r.value << YAML::Key << "step" << YAML::Value << r.step
       << YAML::Key << "checkpoint" << YAML::Value << r.checkpoint << YAML::EndMap;
   write_file_atomic((fs::path(dir) / kRecordFile).string(),
-                    std::string("# The best checkpoint of this run by --best_metric "
-                                "(t2t-trainer).\n") + out.c_str() + "\n");
+                    std::string("# The best checkpoint of this run by its best_metric "
+                                "(t2t-trainer's option).\n") + out.c_str() + "\n");
   best_ = r;
   return copy;
 }

@@ -41,8 +41,9 @@ const std::vector<std::string>& legacy_decay_schemes() {
 
 int64_t train_steps(const HParams& hp, const std::string& factor) {
   if (!hp.has("train_steps"))
-    throw Error("learning rate factor '" + factor +
-                "' needs the hparam train_steps (add it with --hparams or the hparams file)");
+    throw OptionError("hparams", "learning rate factor '" + factor +
+                                     "' needs the hparam train_steps (add it with {hparams} or "
+                                     "the hparams file)");
   return hp.get_int("train_steps");
 }
 

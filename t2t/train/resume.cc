@@ -38,9 +38,10 @@ void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bo
       spdlog::info("{} lacks hparams added to t2t since the run began; taking them as {}", path,
                    join(added, "; "));
     if (!diff.empty())
-      throw Error("--output_dir=" + output_dir + " holds a run trained with other hparams (" +
-                  join(diff, "; ") + "). Use a new --output_dir, or the same --hparams_set and "
-                  "--hparams as before.");
+      throw OptionError("output_dir", "{output_dir}=" + output_dir + " holds a run trained with "
+                                      "other hparams (" + join(diff, "; ") + "). Use a new "
+                                      "{output_dir}, or the same {hparams_set} and {hparams} as "
+                                      "before.");
   }
   hp.save_yaml(path);
 }
@@ -87,7 +88,7 @@ class Resume {
       return;
     }
     if (!options_.warm_start_from.empty() && chief_)
-      spdlog::info("--warm_start_from={} is ignored: {} holds a checkpoint already, and the run "
+      spdlog::info("warm_start_from={} is ignored: {} holds a checkpoint already, and the run "
                    "resumes from it",
                    options_.warm_start_from, options_.output_dir);
     if (!tensorflow.empty()) {
@@ -113,9 +114,10 @@ class Resume {
   void resume_from_tensorflow(const std::string& prefix) {
     const TFCheckpointReader reader(prefix);
     if (!reader.has("global_step"))
-      throw Error("T2T checkpoint " + prefix + " has no global_step: was it written by T2T's "
-                  "trainer? To start afresh from its weights, use --warm_start_from in a new "
-                  "--output_dir");
+      throw OptionError("warm_start_from", "T2T checkpoint " + prefix + " has no global_step: was "
+                                           "it written by T2T's trainer? To start afresh from "
+                                           "its weights, use {warm_start_from} in a new "
+                                           "{output_dir}");
     tensorflow_import(*model_).load_tensorflow(reader, kT2TTargetSpace);
     load_adam_state_from_tf(*optimizer_, *model_, reader, hp_, kT2TTargetSpace);
     step_ = reader.read_scalar_int("global_step");
@@ -139,12 +141,12 @@ class Resume {
       path = latest_checkpoint(from);
       if (path.empty()) tensorflow = find_tf_checkpoint(from);
       if (path.empty() && tensorflow.empty())
-        throw Error("--warm_start_from=" + from + " holds no checkpoint (model.ckpt-N.pt, or "
-                    "T2T's model.ckpt-N.index)");
+        throw OptionError("warm_start_from", "{warm_start_from}=" + from + " holds no checkpoint "
+                                             "(model.ckpt-N.pt, or T2T's model.ckpt-N.index)");
     } else if (!fs::exists(from)) {
-      throw Error("--warm_start_from=" + from + " does not exist; give a model.ckpt-N.pt file, "
-                  "T2T's model.ckpt-N (without .index), or a run directory (its latest "
-                  "checkpoint)");
+      throw OptionError("warm_start_from", "{warm_start_from}=" + from + " does not exist; give a "
+                                           "model.ckpt-N.pt file, T2T's model.ckpt-N (without "
+                                           ".index), or a run directory (its latest checkpoint)");
     }
     int64_t trained = 0;
     try {
@@ -157,7 +159,7 @@ class Resume {
         trained = load_checkpoint(path, *model_, nullptr, false).step;
       }
     } catch (const Error& e) {
-      throw Error("--warm_start_from=" + from + ": " + e.what());
+      throw OptionError("warm_start_from", "{warm_start_from}=" + from + ": " + option_message(e));
     }
     spdlog::info("warm start: the weights of {} (trained {} steps); this run starts at step 0 "
                  "with a fresh optimizer",

@@ -88,14 +88,14 @@ void RunEvaluations::record_best(const std::string& checkpoint, int64_t step) {
 }
 
 bool RunEvaluations::stopped_early_before(int64_t step) {
-  if (options_.schedule != "continuous_train_and_eval" || options_.early_stopping.steps <= 0)
+  if (options_.schedule != Schedule::kContinuousTrainAndEval || options_.early_stopping.steps <= 0)
     return false;
   const std::optional<std::string> why = chief_ ? decisions_->stop_reason() : std::nullopt;
   if (!workers_.any_worker({why.has_value()})[0]) return false;
   if (chief_)
     spdlog::info("this run stopped early before, and still would at step {}: {}. To train on, "
-                 "raise --eval_early_stopping_steps or lower "
-                 "--eval_early_stopping_metric_delta (--eval_early_stopping_steps=0 turns it "
+                 "raise eval_early_stopping_steps or lower "
+                 "eval_early_stopping_metric_delta (eval_early_stopping_steps=0 turns it "
                  "off){}",
                  step, *why, decisions_->best_summary());
   return true;

@@ -35,14 +35,17 @@ void StepReporter::check_nonfinite(const StepReport& r, int64_t step) {
                step, r.nonfinite, r.nonfinite_run, nonfinite_total_);
   if (r.max_nonfinite_run < options_.max_nonfinite_steps) return;
   const std::string last = latest_checkpoint(options_.output_dir);
-  throw Error("training stopped at step " + std::to_string(step) + ": " +
-              std::to_string(r.max_nonfinite_run) +
-              " steps in a row gave a non-finite loss or gradient (--max_nonfinite_steps=" +
-              std::to_string(options_.max_nonfinite_steps) + "); their updates were skipped. " +
-              (last.empty() ? std::string("No checkpoint was written yet.")
-                            : "The last good checkpoint is " + last + ".") +
-              " Lower the learning rate (learning_rate_constant / learning_rate), raise "
-              "learning_rate_warmup_steps, or set clip_grad_norm.");
+  throw OptionError("max_nonfinite_steps",
+                    "training stopped at step " + std::to_string(step) + ": " +
+                        std::to_string(r.max_nonfinite_run) +
+                        " steps in a row gave a non-finite loss or gradient "
+                        "({max_nonfinite_steps}=" +
+                        std::to_string(options_.max_nonfinite_steps) +
+                        "); their updates were skipped. " +
+                        (last.empty() ? std::string("No checkpoint was written yet.")
+                                      : "The last good checkpoint is " + last + ".") +
+                        " Lower the learning rate (learning_rate_constant / learning_rate), "
+                        "raise learning_rate_warmup_steps, or set clip_grad_norm.");
 }
 
 StepReporter::PendingReport StepReporter::start_report(TrainStep& train_step, int64_t step,

@@ -24,10 +24,12 @@ struct SlotNames {
 SlotNames slot_names(const TFCheckpointReader& reader) {
   if (reader.has("training/LazyAdam/iter")) return {"training/LazyAdam/", "/m", "/v"};
   if (reader.has("training/beta1_power")) return {"training/", "/Adam", "/Adam_1"};
-  throw Error("T2T checkpoint " + reader.prefix() +
-              " has no Adam state (neither training/LazyAdam/iter nor training/beta1_power): "
-              "was it written by T2T's trainer with optimizer=adam? To start afresh from its "
-              "weights, use --warm_start_from instead.");
+  throw OptionError("warm_start_from",
+                    "T2T checkpoint " + reader.prefix() +
+                        " has no Adam state (neither training/LazyAdam/iter nor "
+                        "training/beta1_power): was it written by T2T's trainer with "
+                        "optimizer=adam? To start afresh from its weights, use "
+                        "{warm_start_from} instead.");
 }
 
 }  // namespace

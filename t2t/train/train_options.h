@@ -12,13 +12,25 @@
 
 namespace t2t {
 
+// What a run does (option `schedule`).
+enum class Schedule {
+  kContinuousTrainAndEval,  // train, evaluating every local_eval_frequency steps
+  kTrain,                   // train only
+  kEvaluate,                // evaluate the latest checkpoint once
+};
+
+// "continuous_train_and_eval", "train", "evaluate" (T2T's names). Throws
+// OptionError naming schedule otherwise.
+Schedule parse_schedule(const std::string& name);
+const char* schedule_name(Schedule schedule);
+
 struct TrainOptions {
   std::string problem;      // may end in "_rev"
   std::string model;
   std::string data_dir;
   std::string output_dir;
   std::string device = "cpu";  // resolved already ("cpu", "cuda:0")
-  std::string schedule = "continuous_train_and_eval";  // or "train", "evaluate"
+  Schedule schedule = Schedule::kContinuousTrainAndEval;
   int64_t train_steps = 250000;
   int64_t eval_steps = 100;
   // Evaluations and checkpoints have cadences of their own; the last step
@@ -63,8 +75,8 @@ struct TrainOptions {
   std::optional<WorkerEnv> worker;
 };
 
-// Throws t2t::Error naming the flag for a value or combination the trainer
-// cannot honour (--train_steps=-5, --best_metric=bleu without BLEU, ...).
+// Throws OptionError naming the option for a value or combination the
+// trainer cannot honour (train_steps=-5, best_metric=bleu without BLEU, ...).
 // run_training() calls it first; a front end may call it earlier.
 void check_train_options(const TrainOptions& options);
 

@@ -95,34 +95,49 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const H
   return std::make_unique<FusedAdam>(model.parameters(), opts);
 }
 
+namespace {
+
+// Why fp16 cannot run on `device`, as an OptionError's message.
+std::string fp16_needs_cuda(const c10::Device& device) {
+  return "{mixed_precision}=fp16 needs a CUDA device ({device}=" + device.str() +
+         "); on a CPU use {mixed_precision}=bf16 (fast where the CPU has AVX512_BF16 or AMX) or "
+         "none";
+}
+
+void check_mode(const std::string& mode) {
+  if (mode != "none" && mode != "bf16" && mode != "fp16")
+    throw OptionError("mixed_precision",
+                      "{mixed_precision}=" + mode + " is not one of none, bf16, fp16");
+}
+
+}  // namespace
+
 std::optional<c10::ScalarType> autocast_dtype(const std::string& mode, const c10::Device& device) {
+  check_mode(mode);
   if (mode == "none") return std::nullopt;
   if (mode == "bf16") return at::kBFloat16;
-  if (mode == "fp16") {
-    if (!device.is_cuda())
-      throw Error("--mixed_precision=fp16 needs a CUDA device (--device=" + device.str() +
-                  "); on a CPU use --mixed_precision=bf16 (fast where the CPU has AVX512_BF16 or "
-                  "AMX) or none");
-    return at::kHalf;
-  }
-  throw Error("--mixed_precision=" + mode + " is not one of none, bf16, fp16");
+  if (!device.is_cuda()) throw OptionError("mixed_precision", fp16_needs_cuda(device));
+  return at::kHalf;
 }
 
 std::string effective_mixed_precision(const HParams& hp, const std::string& flag) {
-  if (flag != "none" && flag != "bf16" && flag != "fp16")
-    throw Error("--mixed_precision=" + flag + " is not one of none, bf16, fp16");
+  check_mode(flag);
   const std::string dtype =
       hp.has("activation_dtype") ? hp.get_string("activation_dtype") : std::string("float32");
   std::string asked;
   if (dtype == "bfloat16") asked = "bf16";
   else if (dtype == "float16") asked = "fp16";
   else if (dtype != "float32")
-    throw Error("hparam activation_dtype=" + dtype + " is not one of float32, bfloat16 (as "
-                "--mixed_precision=bf16), float16 (as --mixed_precision=fp16)");
+    throw OptionError("mixed_precision", "hparam activation_dtype=" + dtype +
+                                             " is not one of float32, bfloat16 (as "
+                                             "{mixed_precision}=bf16), float16 (as "
+                                             "{mixed_precision}=fp16)");
   if (asked.empty() || flag == "none" || flag == asked) return asked.empty() ? flag : asked;
-  throw Error("hparam activation_dtype=" + dtype + " asks for --mixed_precision=" + asked +
-              ", but --mixed_precision=" + flag + " was given: drop one of them, or make them "
-              "agree (bfloat16 = bf16, float16 = fp16, float32 = the flag decides)");
+  throw OptionError("mixed_precision",
+                    "hparam activation_dtype=" + dtype + " asks for {mixed_precision}=" + asked +
+                        ", but {mixed_precision}=" + flag +
+                        " was given: drop one of them, or make them agree (bfloat16 = bf16, "
+                        "float16 = fp16, float32 = the option decides)");
 }
 
 TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const HParams& hp,
@@ -141,18 +156,17 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
   } else {
     // The hparam asked for it: errors and the log line name the hparam.
     const std::string dtype = hp.get_string("activation_dtype");
-    try {
-      autocast_ = autocast_dtype(mode, device);
-    } catch (const Error& e) {
-      throw Error("hparam activation_dtype=" + dtype + " (" + e.what() + ")");
-    }
-    spdlog::info("hparam activation_dtype={}: {} autocast, as --mixed_precision={}", dtype, mode,
+    if (mode == "fp16" && !device.is_cuda())
+      throw OptionError("mixed_precision",
+                        "hparam activation_dtype=" + dtype + " (" + fp16_needs_cuda(device) + ")");
+    autocast_ = autocast_dtype(mode, device);
+    spdlog::info("hparam activation_dtype={}: {} autocast, as mixed_precision={}", dtype, mode,
                  mode);
   }
   if (autocast_ == at::kBFloat16 && device.is_cpu() && !cpu_computes_bf16())
     spdlog::warn("bf16 autocast on a CPU without AVX512_BF16 or AMX: LibTorch emulates the bf16 "
                  "products, and on an AVX2 CPU transformer_tiny trained 13x slower than in "
-                 "float32; --mixed_precision=none (and activation_dtype=float32) is faster here");
+                 "float32; mixed_precision=none (and activation_dtype=float32) is faster here");
   scaling_ = autocast_ == at::kHalf;
   scale_ = torch::full({}, scaling_ ? 32768.0 : 1.0,
                        torch::TensorOptions().dtype(torch::kFloat).device(device_));

@@ -38,13 +38,14 @@ class T2TModel;
 // build does not have.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(T2TModel& model, const HParams& hp);
 
-// "none" -> nullopt, "bf16", "fp16" (CUDA only); t2t::Error otherwise.
+// "none" -> nullopt, "bf16", "fp16" (CUDA only); OptionError naming
+// mixed_precision otherwise.
 std::optional<c10::ScalarType> autocast_dtype(const std::string& mixed_precision,
                                               const c10::Device& device);
 
 // The mixed precision a run trains with ("none", "bf16" or "fp16"), from
 // the option (`flag`) and T2T's activation_dtype (float32 leaves it to the
-// flag). When both ask for something they must agree, else t2t::Error
+// flag). When both ask for something they must agree, else an OptionError
 // names both.
 std::string effective_mixed_precision(const HParams& hp, const std::string& flag);
 

@@ -74,7 +74,7 @@ class TrainingRun {
     log_model();
     RunEvaluations evaluations(options_, hp_, device_, workers_, model_, *problem_);
     if (chief_) evaluations.open_records(step_);
-    if (options_.schedule == "evaluate") {
+    if (options_.schedule == Schedule::kEvaluate) {
       // The latest checkpoint may become the best; a model that has none
       // (nothing trained yet) has nothing to keep.
       if (evaluations.evaluate_and_decide(step_).new_best) {
@@ -131,7 +131,7 @@ class TrainingRun {
     const int64_t save_every = options_.save_checkpoints_steps > 0
                                    ? options_.save_checkpoints_steps
                                    : options_.local_eval_frequency;
-    const bool evaluating = options_.schedule == "continuous_train_and_eval";
+    const bool evaluating = options_.schedule == Schedule::kContinuousTrainAndEval;
     TrainStep train_step(*model_, *optimizer_, hp_, device_, options_.mixed_precision,
                          workers_.communicator());
     if (options_.mixed_precision != "none")
@@ -149,9 +149,10 @@ class TrainingRun {
     std::optional<UseSideStream> side_stream;
     if (options_.cuda_graphs) {
       if (accumulate > 1)
-        throw Error("--cuda_graphs captures one batch a step; hparam "
-                    "optimizer_multistep_accumulate_steps=" + std::to_string(accumulate) +
-                    " asks for several. Leave one of them out");
+        throw OptionError("cuda_graphs", "{cuda_graphs} captures one batch a step; hparam "
+                                         "optimizer_multistep_accumulate_steps=" +
+                                             std::to_string(accumulate) +
+                                             " asks for several. Leave one of them out");
       side_stream.emplace(device_);
       train_step.use_static_shapes(batching_scheme(hp_), /*graphs=*/true);
       spdlog::info("CUDA graphs: each length bucket's step is captured the second time it comes, "

@@ -63,10 +63,11 @@ void WorkerGroup::check_shared_output_dir() {
     fs::remove(marker, ec);
   }
   if (!problems.empty())
-    throw Error("--output_dir=" + options_.output_dir + " is not one directory that every "
-                "worker sees: " + join(problems, "; ") + ", which worker 0 wrote. Worker 0 "
-                "alone writes checkpoints there and every worker resumes from them: put it "
-                "on a file system all machines share");
+    throw OptionError("output_dir", "{output_dir}=" + options_.output_dir + " is not one "
+                                    "directory that every worker sees: " + join(problems, "; ") +
+                                    ", which worker 0 wrote. Worker 0 alone writes checkpoints "
+                                    "there and every worker resumes from them: put it on a file "
+                                    "system all machines share");
 }
 
 void WorkerGroup::synchronize(int64_t step, T2TModel& model,
@@ -79,10 +80,12 @@ void WorkerGroup::synchronize(int64_t step, T2TModel& model,
   communicator_->broadcast(chief_step);
   const int64_t chief_found = chief_step.cpu().item<int64_t>();
   if (chief_found != step)
-    throw Error("worker " + std::to_string(worker_.rank) + " found step " +
-                std::to_string(step) + " in --output_dir=" + options_.output_dir +
-                " but worker 0 found step " + std::to_string(chief_found) +
-                ": every worker must see the same --output_dir (a shared file system)");
+    throw OptionError("output_dir", "worker " + std::to_string(worker_.rank) + " found step " +
+                                        std::to_string(step) + " in {output_dir}=" +
+                                        options_.output_dir + " but worker 0 found step " +
+                                        std::to_string(chief_found) +
+                                        ": every worker must see the same {output_dir} (a "
+                                        "shared file system)");
   // Identical starting weights, then distinct dropout masks per worker:
   // each worker's own stream where the checkpoint saved one per worker.
   torch::NoGradGuard no_grad;

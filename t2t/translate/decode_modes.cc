@@ -185,8 +185,10 @@ DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
   std::vector<std::vector<int64_t>> inputs, targets;
   for (const auto& path : problem.data_filepaths(data_dir, "dev")) {
     if (!fs::exists(path))
-      throw Error("no dev data for problem " + problem.name() + ": " + path + " is missing; run "
-                  "t2t-datagen --problem=" + problem.name() + " --data_dir=" + data_dir + " first");
+      throw Error("no dev data for problem " + problem.name() + ": " + path + " is missing; run " +
+                  command_suggestion("t2t-datagen",
+                                     {{"problem", problem.name()}, {"data_dir", data_dir}}) +
+                  " first");
     TFRecordReader reader(path);
     std::string record;
     while ((limit < 0 || static_cast<int64_t>(inputs.size()) < limit) && reader.next(&record)) {

@@ -58,8 +58,10 @@ DevBleu::DevBleu(const std::string& problem, const std::string& data_dir, DevBle
   for (const auto& path : problem_->data_filepaths(data_dir_, "dev"))
     if (!fs::exists(path))
       throw OptionError("eval_bleu", "{eval_bleu} decodes the dev split, but " + path +
-                                         " is missing; run t2t-datagen --problem=" +
-                                         problem_->name() + " --data_dir=" + data_dir_ +
+                                         " is missing; run " +
+                                         command_suggestion("t2t-datagen",
+                                                            {{"problem", problem_->name()},
+                                                             {"data_dir", data_dir_}}) +
                                          " first, or give {decode_from_file} and "
                                          "{decode_reference}");
 }

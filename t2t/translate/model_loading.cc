@@ -82,7 +82,7 @@ LoadedModel load_model(const Problem& problem, const std::string& model_name,
       return OptionError("checkpoint", "checkpoint " + loaded.checkpoint + " does not fit model '" +
                                            model_name + "' as built from the run's hparams.yaml, "
                                            "{hparams} and the vocabularies in " + data_dir +
-                                           ": " + e.what());
+                                           ": " + option_message(e));
     };
     CheckpointMeta meta;
     TensorMap tensors;
@@ -93,9 +93,10 @@ LoadedModel load_model(const Problem& problem, const std::string& model_name,
     }
     loaded.step = meta.step;
     if (meta.weights == "int8" && !device.is_cpu())
-      throw OptionError("device", loaded.checkpoint + " holds int8 weights (t2t-avg-all "
-                        "--quantize=int8), which decode on the CPU only: use {device}=cpu, or its "
-                        "float checkpoint on " + device.str());
+      throw OptionError("device", loaded.checkpoint + " holds int8 weights (" +
+                                      command_suggestion("t2t-avg-all", {{"quantize", "int8"}}) +
+                                      "), which decode on the CPU only: use {device}=cpu, or its "
+                                      "float checkpoint on " + device.str());
     if (!meta.weights.empty() && meta.weights != "int8")
       throw Error(loaded.checkpoint + " holds weights of kind '" + meta.weights +
                   "', which this t2t does not know: decode it with the t2t that wrote it");
@@ -173,7 +174,7 @@ void quantize(T2TModel& model, Quantization q) {
     inference->quantize_int8();
     inference->release_float_weights();  // a decoder never reads them again
   } catch (const Error& e) {
-    throw OptionError("quantize", "{quantize}=" + mode + ": " + e.what());
+    throw OptionError("quantize", "{quantize}=" + mode + ": " + option_message(e));
   }
   spdlog::info("quantized the model's weights to {} in {:.1f} s", mode, clock.seconds());
 }

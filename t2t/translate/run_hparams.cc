@@ -47,7 +47,7 @@ HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& re
     if (request.set_name.empty())
       throw OptionError("hparams_set", "no " + saved + " found: name the hparams set the run was "
                                        "trained with ({hparams_set}, e.g. transformer_base)");
-    return resolve_hparams(request.set_name, request.file, request.overrides);
+    return resolve_hparams(request.set_name, request.file, request.overrides, request.spell);
   } else {
     hp = HParams::from_yaml_file(saved);
     // A run written before t2t gained a common hparam (sampling_keep_top_k,
@@ -56,8 +56,12 @@ HParams decoding_hparams(const std::string& output_dir, const HParamsRequest& re
     for (const std::string& key : defaults.keys())
       if (!hp.has(key)) hp.add(key, defaults.value(key));
   }
-  if (!request.file.empty()) hp.apply_yaml_file(request.file);
-  hp.parse(request.overrides, "--hparams");
+  const auto name = [&request](const std::string& option) {
+    return request.spell ? request.spell(option) : option;
+  };
+  if (!request.file.empty())
+    hp.apply_yaml_file(request.file, name("hparams_file") + " " + request.file);
+  hp.parse(request.overrides, name("hparams"));
   return hp;
 }
 
@@ -70,8 +74,9 @@ void check_decoding_hparams(const HParams& hp, const std::string& model) {
   if (dtype != "float32")
     throw OptionError("quantize", "hparam activation_dtype=" + dtype + " (from " +
                                       hp.override_source("activation_dtype") +
-                                      ") applies to training (autocast, as t2t-trainer "
-                                      "--mixed_precision); decoding computes in float32 unless "
+                                      ") applies to training (autocast, as " +
+                                      command_suggestion("t2t-trainer", {{"mixed_precision", ""}}) +
+                                      "); decoding computes in float32 unless "
                                       "{quantize} says otherwise. Leave it out and give "
                                       "{quantize}=bf16 (or, on the CPU, int8) for a faster "
                                       "decoding");

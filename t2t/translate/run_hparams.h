@@ -4,15 +4,19 @@
 
 #include <string>
 
+#include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 
 namespace t2t {
 
 // What a caller asks of the hparams, beside the run's own.
 struct HParamsRequest {
-  std::string set_name;   // --hparams_set; "" when not given
-  std::string file;       // --hparams_file; "" for none
-  std::string overrides;  // --hparams, "key=value,..."
+  std::string set_name;   // option hparams_set; "" when not given
+  std::string file;       // option hparams_file; "" for none
+  std::string overrides;  // option hparams, "key=value,..."
+  // How the caller spells those options in the sources the overrides are
+  // recorded with ("hparam dropout=0.3 (from --hparams)"); null: as named.
+  OptionSpelling spell;
 };
 
 // T2T's hparams.json over `set_name`, each change logged (t2t::Error when

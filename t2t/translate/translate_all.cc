@@ -72,7 +72,7 @@ TranslateAllResult translate_all(const TranslateAllOptions& spec) {
   const std::string& model_dir = spec.translator.output_dir;
   if (!fs::is_directory(model_dir))
     throw OptionError("model_dir", "{model_dir}=" + model_dir + " is not a directory; give the "
-                                   "run's directory, t2t-trainer's --output_dir");
+                                   "run's directory, t2t-trainer's {output_dir}");
   if (!fs::exists(spec.source))
     throw OptionError("source", "{source}=" + spec.source + " does not exist");
   std::error_code ec;

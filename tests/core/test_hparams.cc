@@ -64,11 +64,11 @@ TEST_CASE("hparams overrides use T2T's syntax", "[hparams]") {
 TEST_CASE("bad overrides name the key, the expected type and the valid keys", "[hparams]") {
   HParams hp = sample();
   REQUIRE_THROWS_WITH(hp.parse("batch_sise=10"),
-                      Catch::Contains("unknown hyperparameter 'batch_sise' (from --hparams)") &&
+                      Catch::Contains("unknown hyperparameter 'batch_sise' (from hparams)") &&
                           Catch::Contains("Did you mean batch_size") &&
                           Catch::Contains("Valid keys: batch_size, learning_rate"));
   REQUIRE_THROWS_WITH(hp.parse("batch_size=0.5"),
-                      Catch::Contains("'batch_size' (from --hparams) expects int, got '0.5'"));
+                      Catch::Contains("'batch_size' (from hparams) expects int, got '0.5'"));
   REQUIRE_THROWS_WITH(hp.parse("shared=maybe"), Catch::Contains("expects bool"));
   REQUIRE_THROWS_WITH(hp.parse("sizes=[1,x]"), Catch::Contains("expects list of ints"));
   REQUIRE_THROWS_WITH(hp.parse("sizes[7]=1"), Catch::Contains("out of range"));

@@ -62,12 +62,16 @@ TEST_CASE("an unknown name suggests close matches", "[registry]") {
   try {
     reg.get("transformer_bse");
     FAIL("no error for an unknown name");
-  } catch (const t2t::Error& e) {
+  } catch (const t2t::OptionError& e) {
     std::string msg = e.what();
     CHECK_THAT(msg, Catch::Contains("unknown hparams set 'transformer_bse'"));
     CHECK_THAT(msg, Catch::Contains("Did you mean transformer_base"));
     CHECK_THAT(msg, !Catch::Contains("lstm_attention"));
-    CHECK_THAT(msg, Catch::Contains("--registry_help"));
+    // The option that takes such a name; a command line spells the others.
+    CHECK(e.option() == "hparams_set");
+    CHECK_THAT(msg, Catch::Contains("Run with registry_help"));
+    CHECK_THAT(e.render([](const std::string& o) { return "--" + o; }),
+               Catch::Contains("Run with --registry_help") && Catch::Contains("--t2t_usr_dir."));
   }
   // Nothing close: no suggestion, still a clear message.
   REQUIRE_THROWS_WITH(reg.get("zzz"), !Catch::Contains("Did you mean") &&

@@ -51,8 +51,8 @@ TEST_CASE("the shards' size is estimated from the text and the peak counts tempo
   TempDir dir("disk_check");
   const t2t::SplitSize huge{"train", 100, int64_t(1) << 40, int64_t(1) << 50};
   CHECK_THROWS_WITH(t2t::check_disk_space(dir / "data", {huge}, false, 2),
-                    Catch::Contains("not enough disk space in --data_dir '" + (dir / "data")) &&
-                        Catch::Contains("--max_cases"));
+                    Catch::Contains("not enough disk space in data_dir '" + (dir / "data")) &&
+                        Catch::Contains("max_cases"));
   CHECK_NOTHROW(t2t::check_disk_space(dir / "data", {dev}, false, 2));
 }
 

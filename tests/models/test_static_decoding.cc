@@ -149,8 +149,8 @@ TEST_CASE("static shapes: graphs are refused on a CPU, and by models without the
   auto model = small_transformer("transformer_tiny", 1);
   model->set_static_decoding(true, true);
   CHECK_THROWS_WITH(model->start_decoding(sources(2, 3, 1)),
-                    Catch::Contains("--cuda_graphs captures decoding steps on a GPU") &&
-                        Catch::Contains("--device=cuda"));
+                    Catch::Contains("cuda_graphs captures decoding steps on a GPU") &&
+                        Catch::Contains("device=cuda"));
   // Off again: the usual decoding.
   model->set_static_decoding(false, false);
   CHECK_NOTHROW(model->start_decoding(sources(2, 3, 1)));

@@ -136,7 +136,7 @@ TEST_CASE("API keys: one a line, matched whole, from the Authorization header", 
   std::ofstream(dir / "empty") << "\n  \n";
   CHECK_THROWS_WITH(t2t::ApiKeys::from_file(dir / "empty"), Catch::Contains("holds no key"));
   CHECK_THROWS_WITH(t2t::ApiKeys::from_file(dir / "missing"),
-                    Catch::Contains("--api_key_file=") && Catch::Contains("cannot be read"));
+                    Catch::Contains("api_key_file=") && Catch::Contains("cannot be read"));
 }
 
 TEST_CASE("metrics are Prometheus text with cumulative histograms", "[serve]") {
