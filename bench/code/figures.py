@@ -112,8 +112,6 @@ def figures():
     rows.append(("lines in t2t/kernels/ (the CPU kernels)", folder_lines("t2t/kernels")))
     rows.append(("string literals naming a --flag in the library (t2t/, models/, problems/, "
                  "hparams/)", flag_literals(LIBRARY)))
-    rows.append(("of them in t2t/translate and t2t/search", flag_literals(["t2t/translate",
-                                                                          "t2t/search"])))
     loaders = files_calling(["load_model", "prepare_model", "load_for_decoding",
                              "prepare_for_decoding"],
                             LIBRARY + FRONT_ENDS)
