@@ -39,7 +39,9 @@ def folder_lines(folder):
 
 
 # A string literal naming a command-line flag: "--name" inside quotes, in
-# code (not in a comment).
+# code (not in a comment). The library names options ("{name}" in an
+# OptionError); a command it suggests running is built by
+# t2t::command_suggestion, so neither shows up here.
 FLAG_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*?--[a-z][a-z0-9_]*(?:[^"\\\n]|\\.)*"')
 
 

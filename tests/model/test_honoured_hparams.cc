@@ -32,7 +32,7 @@ TEST_CASE("HParams tells values asked for from the set's", "[honoured]") {
   CHECK_FALSE(hp.overridden("dropout"));
   hp.parse("dropout=0.3,batch_size=512");
   CHECK(hp.overridden("dropout"));
-  CHECK(hp.override_source("dropout") == "--hparams");
+  CHECK(hp.override_source("dropout") == "hparams");  // parse()'s default source
   hp.apply_yaml_string("dropout: 0.5\n", "--hparams_file x.yaml");
   CHECK_FALSE(hp.overridden("dropout"));  // back at the set's value
   CHECK(hp.override_source("dropout").empty());
