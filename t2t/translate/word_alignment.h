@@ -1,0 +1,79 @@
+// Word alignments from a model's token-level attention, as Marian's
+// --alignment writes them: hard (Pharaoh "i-j" pairs, as fast_align and
+// eflomal write them) or soft (each target word's weights over the source
+// words). Attention is between tokens (subwords, bytes, EOS); alignments
+// are between the words of alignment_words.h, so tokens are first placed
+// in the decoded text and then merged into the words they overlap.
+// No LibTorch: the attention comes in as nested vectors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "t2t/text/alignment_words.h"
+
+namespace t2t {
+
+class TextEncoder;
+
+// The byte span of each id's text within the decode of `ids` without its
+// reserved ids (padding, EOS), which is the text to align. Found by
+// decoding growing prefixes: id k spans from the end of the last prefix
+// that was a prefix of the whole text to the end of ids[0..k]'s decode.
+// Where that decode is no prefix of the whole (half of a UTF-8 character
+// from a byte encoder), or adds nothing, the id gets an empty span at the
+// end of the previous one and the id that completes the text owns it.
+// Reserved ids get empty spans too. Quadratic in ids.size(): meant for
+// sentences.
+std::vector<WordSpan> token_spans(const TextEncoder& encoder, const std::vector<int64_t>& ids);
+
+// The text token_spans() places the ids in: decode() of the ids less the
+// reserved ones.
+std::string alignment_text(const TextEncoder& encoder, const std::vector<int64_t>& ids);
+
+struct WordAlignment {
+  std::vector<std::string> source_words, target_words;
+  // soft[j][i]: target word j's attention on source word i. Each row sums
+  // to 1 over the source words, or is all zeros where the word's tokens
+  // attended only to tokens in no word (EOS) or it has no tokens.
+  std::vector<std::vector<float>> soft;
+  // (source word, target word) pairs, sorted, no duplicates.
+  std::vector<std::pair<int64_t, int64_t>> hard;
+};
+
+// attention[t][s]: target token t's attention over source token s (rows:
+// target tokens, columns: source tokens); rows and columns beyond the spans
+// given are ignored, fewer is a t2t::Error. A token belongs to every word
+// its span overlaps (an empty span: to none). Word j's row is the mean over
+// its tokens of the summed attention on each source word's tokens, then
+// normalised to sum to 1.
+// hard: with threshold 1, each target word is aligned to its argmax source
+// word (ties: the lowest index); with 0 < threshold < 1, every (i, j) with
+// soft[j][i] >= threshold (Marian's --alignment rule).
+// Throws t2t::Error for a threshold outside (0, 1], and for a span that
+// leaves its text or is reversed.
+WordAlignment align_words(std::string_view source_text,
+                          const std::vector<WordSpan>& source_token_spans,
+                          std::string_view target_text,
+                          const std::vector<WordSpan>& target_token_spans,
+                          const std::vector<std::vector<float>>& attention, double threshold);
+
+// Pharaoh format, "i-j i-j" (source-target, 0-based), in the given order;
+// "" for no pairs.
+std::string pharaoh(const std::vector<std::pair<int64_t, int64_t>>& hard);
+
+// One Pharaoh line back to pairs, in the order written; blanks (spaces,
+// tabs, a final '\r') separate them. Throws t2t::Error naming `where`
+// (e.g. "align.txt line 3") and the bad pair.
+std::vector<std::pair<int64_t, int64_t>> parse_pharaoh(std::string_view line,
+                                                       const std::string& where);
+
+// Marian's soft alignment text: the target words separated by spaces, each
+// a comma-separated list of its source-word weights written short ("%.3g":
+// 0.5, 0.333, 1e-05).
+std::string soft_alignment_text(const std::vector<std::vector<float>>& soft);
+
+}  // namespace t2t
