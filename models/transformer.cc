@@ -280,8 +280,28 @@ std::pair<torch::Tensor, torch::Tensor> Transformer::encode(const torch::Tensor&
   return {encoder_final_(torch::Tensor(), x), padding};
 }
 
+size_t Transformer::probed_layer(const AttentionProbe& probe) const {
+  const auto layers = static_cast<int64_t>(decoder_.size());
+  const int64_t layer = probe.layer < 0 ? layers + probe.layer : probe.layer;
+  if (layer < 0 || layer >= layers)
+    throw Error("alignment layer " + std::to_string(probe.layer) + " does not exist: the decoder has " +
+                std::to_string(layers) + " layers (0.." + std::to_string(layers - 1) +
+                ", or -1 for the last)");
+  if (probe.head < -1 || probe.head >= config_.num_heads)
+    throw Error("alignment head " + std::to_string(probe.head) + " does not exist: the layers have " +
+                std::to_string(config_.num_heads) + " heads (0.." +
+                std::to_string(config_.num_heads - 1) + ", or -1 for their mean)");
+  return static_cast<size_t>(layer);
+}
+
+torch::Tensor Transformer::probed_heads(const torch::Tensor& weights,
+                                        const AttentionProbe& probe) const {
+  return probe.head < 0 ? weights.mean(1) : weights.select(1, probe.head);
+}
+
 torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Tensor& encoder_output,
-                                  const torch::Tensor& encoder_padding) {
+                                  const torch::Tensor& encoder_padding,
+                                  const AttentionProbe* probe, torch::Tensor* attention) {
   TORCH_CHECK(targets.dim() == 2, "targets must be [batch, target_len], got ", targets.sizes());
   const int64_t length = targets.size(1);
   auto ids = drop_symbols(targets);
@@ -291,7 +311,12 @@ torch::Tensor Transformer::decode(const torch::Tensor& targets, const torch::Ten
   auto x = embed(target_embedding_, ids);
   x = t2t::dropout(add_timing(x, 0), config_.prepostprocess_dropout, is_training());
   const auto mask = attention_mask_from_padding(encoder_padding);
-  for (auto& layer : decoder_) x = layer(x, encoder_output, mask);
+  const size_t probed = probe ? probed_layer(*probe) : decoder_.size();
+  for (size_t i = 0; i < decoder_.size(); ++i) {
+    torch::Tensor weights;
+    x = decoder_[i]->forward(x, encoder_output, mask, i == probed ? &weights : nullptr);
+    if (i == probed && attention) *attention = probed_heads(weights, *probe);
+  }
   return decoder_final_(torch::Tensor(), x);
 }
 
@@ -457,6 +482,18 @@ torch::Tensor Transformer::forward_labelled(const torch::Tensor& inputs,
   return logits(h.reshape({-1, h.size(-1)}).index_select(0, labelled_positions(targets)));
 }
 
+std::pair<torch::Tensor, torch::Tensor> Transformer::forward_labelled_with_attention(
+    const torch::Tensor& inputs, const torch::Tensor& targets, const AttentionProbe& probe) {
+  TORCH_CHECK(inputs.size(0) == targets.size(0),
+              "inputs and targets differ in batch size: ", inputs.size(0), " and ",
+              targets.size(0));
+  const auto [encoded, padding] = encode(inputs);
+  torch::Tensor attention;
+  const auto h = decode(targets, encoded, padding, &probe, &attention);
+  return {logits(h.reshape({-1, h.size(-1)}).index_select(0, labelled_positions(targets))),
+          attention};
+}
+
 std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& inputs) {
   if (!causal_) {
     throw Error("incremental decoding needs causal_decoder_self_attention=true.");
@@ -535,8 +572,12 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   TORCH_CHECK(last_ids.dim() == 1 && last_ids.size(0) == state.batch_size(), "last_ids must be [",
               state.batch_size(), "], got ", last_ids.sizes());
   torch::NoGradGuard no_grad;
-  if (auto* fixed = dynamic_cast<StaticTransformerState*>(&state))
+  if (auto* fixed = dynamic_cast<StaticTransformerState*>(&state)) {
+    if (state.probe)
+      throw Error("word alignments cannot be read from static-shape decoding (CUDA graphs); "
+                  "decode without cuda_graphs to have them");
     return static_decode_step(*fixed, last_ids);
+  }
   auto x = embed(target_embedding_, last_ids.reshape({-1, 1}));
   x = t2t::dropout(add_timing(x, state.length), config_.prepostprocess_dropout, is_training());
   auto* own = dynamic_cast<TransformerDecoderState*>(&state);
@@ -552,8 +593,12 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
     table.select(1, state.length).copy_(torch::arange(state.batch_size(), table.options()));
     slots = table;
   }
+  const size_t probed = state.probe ? probed_layer(*state.probe) : decoder_.size();
   for (size_t i = 0; i < decoder_.size(); ++i) {
-    x = decoder_[i]->step(x, state.layers[i], state.length, mask, group, slots);
+    torch::Tensor weights;
+    x = decoder_[i]->step(x, state.layers[i], state.length, mask, group, slots,
+                          i == probed ? &weights : nullptr);
+    if (i == probed) state.attention = probed_heads(weights, *state.probe).squeeze(1);
   }
   x = decoder_final_(torch::Tensor(), x);
   ++state.length;

@@ -42,8 +42,13 @@ class Transformer : public T2TModel, public InferenceModel, public TensorFlowImp
   // `group` consecutive rows of the batch (the beams of one sentence), so
   // reordering beams copies only the self-attention caches.
   std::unique_ptr<DecoderState> start_decoding(const torch::Tensor& inputs) override;
+  // Honours state.probe (not at static shapes, where it is refused).
   torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
   void reorder_state(DecoderState& state, const torch::Tensor& index) override;
+  bool reports_attention() const override { return true; }
+  std::pair<torch::Tensor, torch::Tensor> forward_labelled_with_attention(
+      const torch::Tensor& inputs, const torch::Tensor& targets,
+      const AttentionProbe& probe) override;
   // Static shapes and CUDA graphs: transformer_static_decoding.cc.
   void set_static_decoding(bool on, bool graphs) override;
   // The decoding steps captured into CUDA graphs so far.
@@ -73,9 +78,12 @@ class Transformer : public T2TModel, public InferenceModel, public TensorFlowImp
   std::pair<torch::Tensor, torch::Tensor> encode(const torch::Tensor& inputs);
 
   // Teacher-forced decoder body: targets [batch, target_len] ->
-  // [batch, target_len, hidden], before the softmax.
+  // [batch, target_len, hidden], before the softmax. With `probe`,
+  // `attention` receives the probed encoder-decoder attention [batch,
+  // target_len, input_len].
   torch::Tensor decode(const torch::Tensor& targets, const torch::Tensor& encoder_output,
-                       const torch::Tensor& encoder_padding);
+                       const torch::Tensor& encoder_padding,
+                       const AttentionProbe* probe = nullptr, torch::Tensor* attention = nullptr);
 
   // [..., hidden] -> [..., target_vocab]
   torch::Tensor logits(const torch::Tensor& decoder_output) const;
@@ -105,6 +113,12 @@ class Transformer : public T2TModel, public InferenceModel, public TensorFlowImp
   std::vector<std::pair<std::string, torch::Tensor>> vocabulary_matrices() const;
   // T2T's symbol_dropout: ids replaced by 0 (padding) during training.
   torch::Tensor drop_symbols(const torch::Tensor& ids) const;
+  // The decoder layer `probe` names; throws t2t::Error naming the layer or
+  // head that does not exist.
+  size_t probed_layer(const AttentionProbe& probe) const;
+  // weights [batch, heads, length, input_len] -> [batch, length, input_len]:
+  // the probed head, or their mean.
+  torch::Tensor probed_heads(const torch::Tensor& weights, const AttentionProbe& probe) const;
   // Adds the timing signal for positions [start, start + length) of x.
   torch::Tensor add_timing(const torch::Tensor& x, int64_t start);
   // The timing signal [positions >= end, hidden] on x's device and in its

@@ -340,6 +340,28 @@ std::pair<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::memory_keys_valu
   return {split_heads(parts[0]), split_heads(parts[1])};
 }
 
+torch::Tensor MultiheadAttentionImpl::memory_weights(const torch::Tensor& x,
+                                                     const torch::Tensor& keys,
+                                                     const torch::Tensor& mask, int64_t group) {
+  const int64_t rows = x.size(0), length = x.size(1), memory_rows = keys.size(0);
+  TORCH_CHECK(rows == memory_rows * group, "memory_weights: ", rows, " rows for ", memory_rows,
+              " memory rows of ", group);
+  // [rows, length, heads * depth] -> [memory rows, heads, group * length, depth]
+  const auto q = q_->forward(x)
+                     .to(torch::kFloat)
+                     .view({memory_rows, group, length, num_heads_, -1})
+                     .permute({0, 3, 1, 2, 4})
+                     .reshape({memory_rows, num_heads_, group * length, -1});
+  auto scores = torch::matmul(q * query_scale(), keys.to(torch::kFloat).transpose(-2, -1));
+  if (mask.defined())
+    scores = scores.masked_fill(mask.view({memory_rows, 1, 1, -1}).logical_not(),
+                                -std::numeric_limits<float>::infinity());
+  return torch::softmax(scores, -1)
+      .view({memory_rows, num_heads_, group, length, -1})
+      .permute({0, 2, 1, 3, 4})
+      .reshape({rows, num_heads_, length, -1});
+}
+
 torch::Tensor MultiheadAttentionImpl::memory_attention(const torch::Tensor& x,
                                                        const torch::Tensor& keys,
                                                        const torch::Tensor& values,
@@ -470,13 +492,17 @@ DecoderLayerImpl::DecoderLayerImpl(const TransformerLayerConfig& c, bool causal)
 }
 
 torch::Tensor DecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& memory,
-                                        const torch::Tensor& memory_mask) {
+                                        const torch::Tensor& memory_mask, torch::Tensor* weights) {
   // T2T masks the future only: padded targets come last, so no valid
   // position ever sees them.
   auto y = self_attention_(pre_self_(torch::Tensor(), x), torch::Tensor(), torch::Tensor(),
                            causal_);
   x = post_self_(x, y);
-  y = memory_attention_(pre_memory_(torch::Tensor(), x), memory, memory_mask);
+  const auto query = pre_memory_(torch::Tensor(), x);
+  if (weights)
+    *weights = memory_attention_->memory_weights(
+        query, memory_attention_->memory_keys_values(memory).first, memory_mask);
+  y = memory_attention_(query, memory, memory_mask);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);
@@ -498,7 +524,7 @@ void DecoderLayerImpl::start_decoding(const torch::Tensor& memory, DecoderLayerC
 
 torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
                                      const torch::Tensor& memory_mask, int64_t group,
-                                     const torch::Tensor& slots) {
+                                     const torch::Tensor& slots, torch::Tensor* weights) {
   AttentionCache self{&cache.self_keys, &cache.self_values};
   self.length = length;
   self.slots = slots;
@@ -507,8 +533,10 @@ torch::Tensor DecoderLayerImpl::step(torch::Tensor x, DecoderLayerCache& cache, 
   x = post_self_(x, y);
   AttentionCache memory{&cache.memory_keys, &cache.memory_values};
   memory.group = group;
-  y = memory_attention_(pre_memory_(torch::Tensor(), x), torch::Tensor(), memory_mask, false,
-                        &memory);
+  const auto query = pre_memory_(torch::Tensor(), x);
+  if (weights)
+    *weights = memory_attention_->memory_weights(query, cache.memory_keys, memory_mask, group);
+  y = memory_attention_(query, torch::Tensor(), memory_mask, false, &memory);
   x = post_memory_(x, y);
   y = ffn_(pre_ffn_(torch::Tensor(), x));
   return post_ffn_(x, y);

@@ -148,6 +148,13 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   // memory [batch, memory_length, hidden] -> keys, values
   // [batch, heads, memory_length, depth]: what a memory cache holds.
   std::pair<torch::Tensor, torch::Tensor> memory_keys_values(const torch::Tensor& memory);
+  // The attention weights memory attention gives queries x [rows, length,
+  // hidden] over keys [rows / group, heads, memory_length, depth] (mask as
+  // forward()'s), computed apart in float32 so that the output's kernels stay
+  // what they are: [rows, heads, length, memory_length]. For word alignments
+  // and guided alignment (differentiable).
+  torch::Tensor memory_weights(const torch::Tensor& x, const torch::Tensor& keys,
+                               const torch::Tensor& mask, int64_t group = 1);
 
  private:
   torch::Tensor self_attention(const torch::Tensor& x, const torch::Tensor& mask, bool causal);
@@ -215,8 +222,10 @@ class DecoderLayerImpl : public torch::nn::Module {
 
   // Teacher forcing. x [batch, target_length, hidden], memory
   // [batch, input_length, hidden], memory_mask [batch, 1, 1, input_length].
+  // `weights`, when given, receives the encoder-decoder attention weights
+  // [batch, heads, target_length, input_length] (memory_weights()).
   torch::Tensor forward(torch::Tensor x, const torch::Tensor& memory,
-                        const torch::Tensor& memory_mask);
+                        const torch::Tensor& memory_mask, torch::Tensor* weights = nullptr);
 
   // Fills cache.memory_keys / memory_values from the encoder output.
   // bf16_caches: the caches in bfloat16 (attend_slots and attend_memory
@@ -227,10 +236,12 @@ class DecoderLayerImpl : public torch::nn::Module {
   // Position `length` alone: x [batch, 1, hidden]. The cache's memory
   // keys/values and memory_mask [batch / group, 1, 1, input_length] have one
   // row per `group` consecutive rows of x (see AttentionCache).
-  // `slots`: see AttentionCache.
+  // `slots`: see AttentionCache. `weights`, when given, receives the step's
+  // encoder-decoder attention weights [batch, heads, 1, input_length].
   torch::Tensor step(torch::Tensor x, DecoderLayerCache& cache, int64_t length,
                      const torch::Tensor& memory_mask, int64_t group = 1,
-                     const torch::Tensor& slots = torch::Tensor());
+                     const torch::Tensor& slots = torch::Tensor(),
+                     torch::Tensor* weights = nullptr);
 
   // step() at static shapes (static_decoding.h): `cache` holds views of the
   // arena's buffers; self_mask [1, 1, 1, positions] and memory_mask are the

@@ -1,6 +1,7 @@
 #include "tools/cli_common.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -173,7 +174,19 @@ void add_decoding_flags(cxxopts::Options& options) {
       ("cuda_graphs", "On a GPU (--device=cuda): decode at a few bucketed shapes (sentences, "
        "positions, source length) with buffers kept from batch to batch, and replay each "
        "shape's step as a CUDA graph from its second use on: one launch a step instead of "
-       "hundreds. Same translations up to rounding; refused on a CPU.");
+       "hundreds. Same translations up to rounding; refused on a CPU.")
+      ("glossary", "Terminology: a UTF-8 file of 'source term<TAB>target term' lines ('#' "
+       "comments). Where a source term occurs in a sentence (as whole words), its target term "
+       "must appear in the translation (lexically constrained beam search; needs beam_size >= "
+       "the number of terms + 1).",
+       value<std::string>()->default_value(""))
+      ("ensemble", "Comma-separated checkpoints (files, T2T prefixes or run directories) "
+       "decoded together with --checkpoint_path's model: per step their log-probabilities "
+       "are averaged. Same problem, vocabularies and hparams.",
+       value<std::string>()->default_value(""))
+      ("ensemble_weights", "Comma-separated weights of the main model and each --ensemble "
+       "member, in that order (default: equal).",
+       value<std::string>()->default_value(""));
 }
 
 HParams t2t_run_hparams(const cxxopts::ParseResult& flags, const std::string& t2t_json) {
@@ -221,6 +234,9 @@ std::string flag_spelling(const std::string& option) {
   static const HParams decode_keys = default_decode_hparams();
   if (decode_keys.has(option)) return "--decode_hparams " + option;
   if (option == "n_best") return "--decode_hparams return_beams";
+  if (option == "constraints") return "--constraints_file";
+  if (option == "prefix") return "--prefix_file";
+  if (option == "main_weight") return "--ensemble_weights";
   return "--" + option;
 }
 
@@ -237,6 +253,32 @@ std::unique_ptr<Translator> make_translator(const cxxopts::ParseResult& flags,
   std::unique_ptr<Translator> translator;
   try {
     options.quantize = parse_quantization(flags["quantize"].as<std::string>());
+    // Tools that define these flags (add_decoding_flags): count() is 0 for
+    // a flag a tool lacks, and for one left at its default ("").
+    auto given = [&](const char* name) {
+      return flags.count(name) ? flags[name].as<std::string>() : std::string();
+    };
+    options.glossary = given("glossary");
+    for (const std::string& path : split(given("ensemble"), ','))
+      if (!trim(path).empty()) options.ensemble.push_back({trim(path), 1.0});
+    const std::string weights = given("ensemble_weights");
+    if (!weights.empty()) {
+      const auto parts = split(weights, ',');
+      if (options.ensemble.empty() || parts.size() != options.ensemble.size() + 1)
+        throw UsageError("--ensemble_weights needs one weight per model: the main one and each "
+                         "of the " + std::to_string(options.ensemble.size()) +
+                         " --ensemble members, got " + std::to_string(parts.size()));
+      std::vector<double> w;
+      for (const auto& part : parts) {
+        char* end = nullptr;
+        const std::string text = trim(part);
+        w.push_back(std::strtod(text.c_str(), &end));
+        if (text.empty() || *end != '\0' || !(w.back() > 0))
+          throw UsageError("--ensemble_weights: '" + text + "' is not a number > 0");
+      }
+      options.main_weight = w[0];
+      for (size_t i = 0; i < options.ensemble.size(); ++i) options.ensemble[i].weight = w[i + 1];
+    }
     translator = std::make_unique<Translator>(std::move(options), Translator::Load::kLater);
   } catch (const OptionError& e) {
     throw UsageError(flag_message(e));

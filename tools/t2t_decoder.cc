@@ -32,13 +32,29 @@ void add_decoder_flags(cxxopts::Options& options) {
       ("decode_reference", "Reference translations; BLEU is printed at the end.",
        value<std::string>()->default_value(""))
       ("decode_interactive", "Read sentences from standard input and answer each at once.")
+      ("prefix_file", "With --decode_from_file: a file of one target prefix per input line "
+       "(empty: none). Each translation starts with its prefix and the search continues from "
+       "it (interactive translation, post-editing).",
+       value<std::string>()->default_value(""))
+      ("constraints_file", "With --decode_from_file: a file of one line per input line, the "
+       "target terms that line's translation must contain, tab-separated (empty: none). "
+       "Lexically constrained beam search (dynamic beam allocation); needs beam_size >= the "
+       "number of terms + 1. Adds to --glossary's terms.",
+       value<std::string>()->default_value(""))
+      ("alignment_file", "With --decode_hparams alignment=hard|soft|<threshold> and "
+       "--decode_from_file: write each line's word alignment here, a line each, instead of as "
+       "a tab-separated column after the translation. Hard: Pharaoh 'source-target' word "
+       "index pairs; soft: per target word, its weights over the source words.",
+       value<std::string>()->default_value(""))
       ("score_file", "Score instead of translating: a file of 'input<TAB>target' lines. Writes to "
        "--decode_to_file (default: standard output) one number a line, in the file's order, "
        "printed %.6f: the natural-log probability of the target given the input, i.e. the sum "
        "over the target's subword tokens, EOS included, of log p(token | input, the tokens "
        "before it), teacher-forced, without label smoothing. It is <= 0, higher = likelier. "
        "(T2T writes its training loss there instead: label-smoothed, averaged per token, "
-       "positive.) Lines are scored in batches of --decode_hparams batch_size.",
+       "positive.) Lines are scored in batches of --decode_hparams batch_size. With "
+       "--decode_hparams alignment=hard|soft|<threshold>, each score is followed by a tab and "
+       "the pair's word alignment.",
        value<std::string>()->default_value(""))
       ("profile", "After translating, print the time spent in each LibTorch operator and in "
        "t2t's own scopes (t2t::encode, t2t::decode_step, t2t::top_candidates), by self time, "
@@ -52,7 +68,8 @@ void refuse_search_decode_hparams(const std::string& decode_hparams) {
   given.parse(decode_hparams, "--decode_hparams");
   const t2t::HParams defaults = t2t::default_decode_hparams();
   for (const char* key : {"beam_size", "alpha", "extra_length", "patience", "return_beams",
-                          "write_beam_scores", "num_samples", "delimiter"})
+                          "write_beam_scores", "num_samples", "delimiter", "no_repeat_ngram_size",
+                          "repetition_penalty"})
     if (t2t::hvalue_to_string(given.value(key)) != t2t::hvalue_to_string(defaults.value(key)))
       throw t2t::cli::UsageError(std::string("--decode_hparams ") + key + " does not apply to "
                                  "--score_file, which scores the given targets without a search");
@@ -61,7 +78,10 @@ void refuse_search_decode_hparams(const std::string& decode_hparams) {
 // --score_file: the scores of the given pairs, to --decode_to_file or
 // standard output.
 int score(t2t::Translator& translator, const std::string& path, const std::string& to_file) {
-  const std::string text = t2t::format_scores(translator.score_file(path));
+  std::vector<t2t::WordAlignment> alignments;
+  const auto scores = translator.score_file(path, &alignments);
+  const std::string text = t2t::format_scores(scores, alignments,
+                                              translator.options().decoding.soft_alignment);
   if (to_file.empty()) {
     std::cout << text << std::flush;
   } else {
@@ -118,6 +138,23 @@ int decode(const cxxopts::ParseResult& flags) {
   if (profiling && interactive)
     throw t2t::cli::UsageError("--profile times a whole file or the dev split: it goes without "
                                "--decode_interactive");
+  t2t::FileDecodeExtras extras;
+  extras.prefix_path = flags["prefix_file"].as<std::string>();
+  extras.constraints_path = flags["constraints_file"].as<std::string>();
+  extras.alignment_path = flags["alignment_file"].as<std::string>();
+  for (const char* flag : {"prefix_file", "constraints_file", "alignment_file"})
+    if (!flags[flag].as<std::string>().empty() && from_file.empty())
+      throw t2t::cli::UsageError(std::string("--") + flag + " goes with --decode_from_file (its "
+                                 "records are the input file's lines)");
+  if (!extras.alignment_path.empty() && !options.search.alignment)
+    throw t2t::cli::UsageError("--alignment_file needs --decode_hparams alignment=hard (or soft, "
+                               "or a threshold such as 0.3)");
+  if (!score_path.empty() && !flags["glossary"].as<std::string>().empty())
+    throw t2t::cli::UsageError("--glossary constrains a search; --score_file scores given "
+                               "translations without one");
+  if (options.search.alignment && from_file.empty() && !interactive && score_path.empty())
+    throw t2t::cli::UsageError("--decode_hparams alignment goes with --decode_from_file or "
+                               "--decode_interactive, not the dev split");
   if (!score_path.empty()) {
     if (interactive || !from_file.empty() || !reference.empty())
       throw t2t::cli::UsageError("--score_file scores given translations: it goes without "
@@ -180,8 +217,8 @@ int decode(const cxxopts::ParseResult& flags) {
   }
   t2t::DecodeOutcome outcome;
   if (!from_file.empty()) {
-    outcome = translator->translate_file(from_file,
-                                         to_file.empty() ? output_name(from_file) : to_file);
+    outcome = translator->translate_file(
+        from_file, to_file.empty() ? output_name(from_file) : to_file, nullptr, extras);
   } else {
     // T2T's dev-split decoding; its files go beside --decode_to_file when
     // given, else into the run directory.

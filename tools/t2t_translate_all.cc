@@ -57,7 +57,10 @@ void add_translate_all_flags(cxxopts::Options& options) {
       ("parallel_batches", "On the CPU, batches decoded side by side (see t2t-decoder). 0: one "
        "per thread.", value<int>()->default_value("0"))
       ("quantize", "none, or int8 (CPU): decode with int8 weights, as t2t-decoder --quantize.",
-       value<std::string>()->default_value("none"));
+       value<std::string>()->default_value("none"))
+      ("glossary", "Terminology, as t2t-decoder's: a file of 'source term<TAB>target term' "
+       "lines; each checkpoint's translations then hold the target terms of the source terms "
+       "found.", value<std::string>()->default_value(""));
 }
 
 // --decode_hparams with --beam_size and --alpha, which T2T's tool passes
@@ -102,6 +105,9 @@ int translate_all(const cxxopts::ParseResult& flags) {
 
   options.hparams = t2t::cli::run_hparams(flags, options.output_dir);
   options.decoding = decode_options(flags);
+  if (options.decoding.search.alignment)
+    throw UsageError("--decode_hparams alignment is t2t-decoder's: the files here are "
+                     "translations for t2t-bleu, one a line");
   t2t::SearchOptions& search = options.decoding.search;
   try {
     search.sampling = t2t::sampling_options(options.hparams, flags["random_seed"].as<uint64_t>());

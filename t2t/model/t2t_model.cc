@@ -15,6 +15,12 @@ torch::Tensor T2TModel::forward_labelled(const torch::Tensor& inputs, const torc
   return logits.reshape({-1, logits.size(-1)}).index_select(0, labelled_positions(targets));
 }
 
+std::pair<torch::Tensor, torch::Tensor> T2TModel::forward_labelled_with_attention(
+    const torch::Tensor&, const torch::Tensor&, const AttentionProbe&) {
+  throw Error("model '" + name() + "' cannot report its encoder-decoder attention, which word alignments and guided "
+              "alignment read; use a Transformer");
+}
+
 InferenceModel* as_inference_model(T2TModel& model) {
   return dynamic_cast<InferenceModel*>(&model);
 }

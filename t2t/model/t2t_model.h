@@ -14,8 +14,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
+#include "t2t/model/attention_probe.h"
 #include "t2t/model/model_registry.h"
 
 namespace t2t {
@@ -48,6 +51,11 @@ struct DecoderState {
   torch::Tensor encoder_padding;  // [batch, input_len] bool, true at padding
   std::vector<DecoderLayerCache> layers;
   int64_t length = 0;  // target positions decoded so far
+  // Set by the caller before a step to have decode_step() also leave the
+  // probed encoder-decoder attention of that step in `attention`
+  // ([batch, input_len] float32, on the model's device).
+  std::optional<AttentionProbe> probe;
+  torch::Tensor attention;
 
   int64_t batch_size() const { return encoder_output.size(0); }
 };
@@ -83,6 +91,16 @@ class T2TModel : public torch::nn::Module {
   // Keeps rows `index` [new_batch] (int64) of every batch-major tensor of the
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
+
+  // Whether decode_step() honours DecoderState::probe and
+  // forward_labelled_with_attention() works: what word alignments and
+  // guided alignment need.
+  virtual bool reports_attention() const { return false; }
+  // forward_labelled()'s logits and the encoder-decoder attention `probe`
+  // picks, [batch, target_len, input_len] float32 (differentiable). The
+  // default throws t2t::Error: the model cannot report it.
+  virtual std::pair<torch::Tensor, torch::Tensor> forward_labelled_with_attention(
+      const torch::Tensor& inputs, const torch::Tensor& targets, const AttentionProbe& probe);
 };
 
 // The row of T2T's target_space_embedding that its translation problems

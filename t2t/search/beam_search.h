@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "t2t/search/search_options.h"
+#include "t2t/search/target_guide.h"
 
 namespace t2t {
 
@@ -33,6 +34,12 @@ struct Hypothesis {
   // and in greedy decoding.
   double score = 0.0;
   bool finished = false;  // reached EOS
+  // With SearchOptions::alignment: per output id (and the EOS of a finished
+  // one), the probed attention over the input's ids (EOS included).
+  std::vector<std::vector<float>> attention;
+  // Per constraint phrase of the sentence's TargetGuide: whether it holds
+  // it (every one for a finished hypothesis: it may end only then).
+  std::vector<char> constraints_met;
 };
 
 struct SearchStats {
@@ -49,10 +56,13 @@ void check_search_options(const SearchOptions& options);
 // inputs [batch, input_len] int64 on the model's device, 0-padded, each row
 // ending in EOS -> per sentence, the top options.num_return hypotheses, best
 // first. The model must be in eval() mode. `stats` may be null. When
-// sampling, row b draws under key sample_keys[b] (empty: b).
+// sampling, row b draws under key sample_keys[b] (empty: b). Row b's output
+// follows guides[b] (empty: no guide for any row); check_target_guide()
+// refuses a guide the options cannot honour.
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
                                                  const SearchOptions& options,
                                                  SearchStats* stats = nullptr,
-                                                 const std::vector<int64_t>& sample_keys = {});
+                                                 const std::vector<int64_t>& sample_keys = {},
+                                                 const std::vector<TargetGuide>& guides = {});
 
 }  // namespace t2t

@@ -3,6 +3,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "t2t/model/attention_probe.h"
+
 namespace t2t {
 
 class T2TModel;
@@ -11,6 +13,10 @@ class T2TModel;
 // on the model's device, each target ending in EOS -> [batch] float64 on the
 // CPU: per row, the sum of its target ids' natural-log probabilities (EOS
 // included, no label smoothing). The model must be in eval() mode.
-at::Tensor target_log_probs(T2TModel& model, const at::Tensor& inputs, const at::Tensor& targets);
+// With `probe`, `attention` receives the probed encoder-decoder attention,
+// [batch, target_len, input_len] float32 on the CPU.
+at::Tensor target_log_probs(T2TModel& model, const at::Tensor& inputs, const at::Tensor& targets,
+                            const AttentionProbe* probe = nullptr,
+                            at::Tensor* attention = nullptr);
 
 }  // namespace t2t

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "t2t/model/attention_probe.h"
+
 namespace t2t {
 
 // How greedy decoding picks each next token: T2T's sampling_method,
@@ -46,6 +48,20 @@ struct SearchOptions {
   bool drop_finished = true;
   // Greedy decoding only (beam_size 1), as in T2T.
   SamplingOptions sampling;
+  // Repetition guards, off by default. No n-gram of this size twice in a
+  // hypothesis (fairseq's no_repeat_ngram_size); 0: off.
+  int64_t no_repeat_ngram_size = 0;
+  // > 1: the logits of ids a hypothesis already holds are penalised (CTRL's
+  // repetition penalty, CTranslate2's repetition_penalty); 1: off.
+  double repetition_penalty = 1.0;
+  // On: every hypothesis carries the attention `alignment_probe` picks, of
+  // each of its steps (Hypothesis::attention): what word alignments are
+  // read from.
+  bool alignment = false;
+  AttentionProbe alignment_probe;
+  // How hard word alignments are read from it: >= 1 each target word's
+  // likeliest source word; below, every pair with at least this weight.
+  double alignment_threshold = 1.0;
 };
 
 }  // namespace t2t

@@ -2,11 +2,21 @@
 // and HTTP.
 //
 //   request:  {"text": ["...", ...], "beam_size": 4, "alpha": 0.6, "n_best": 1,
-//              "patience": 0}
-//             text is required; the rest default to the server's settings.
+//              "patience": 0, "no_repeat_ngram_size": 0, "repetition_penalty": 1,
+//              "prefix": ["...", ...], "constraints": [["term", ...], ...],
+//              "glossary": [["source term", "target term"], ...],
+//              "alignment": false, "alignment_threshold": 1}
+//             text is required; prefix and constraints, when given, hold one
+//             entry per text ("" and [] for none); the rest default to the
+//             server's settings.
 //   answer:   {"translations": ["...", ...], "scores": [..], "model_step": N}
 //             in the order of "text"; with n_best > 1 each entry is a list
 //             of up to n_best hypotheses (best first) and their scores.
+//             With alignment: "alignments", per text (per hypothesis with
+//             n_best > 1) {"source_words", "target_words", "hard": [[i, j],
+//             ...], "soft": [[...], ...]}. With terms: "constraints" (per
+//             text, the terms used) and "constraints_met" (per text, per
+//             term; per hypothesis with n_best > 1).
 //   error:    {"error": "what is wrong"}
 #pragma once
 
@@ -18,6 +28,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/search/search_options.h"
+#include "t2t/translate/glossary.h"
 #include "t2t/translate/translation.h"
 
 namespace t2t {
@@ -39,6 +50,12 @@ struct TranslateRequest {
   std::optional<double> alpha;
   std::optional<int64_t> n_best;
   std::optional<double> patience;  // SearchOptions::patience
+  std::optional<int64_t> no_repeat_ngram_size;
+  std::optional<double> repetition_penalty;
+  std::optional<bool> alignment;
+  std::optional<double> alignment_threshold;
+  std::vector<SourceGuide> guides;  // one per text, or none
+  std::vector<GlossaryEntry> glossary;
 };
 
 // Throws ApiError: 400 for a body that is not a JSON object (invalid UTF-8

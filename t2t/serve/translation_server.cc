@@ -246,7 +246,18 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
                                              std::to_string(i));
       sources.push_back(std::move(ids));
     }
-    auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model);
+    GuidedSources guided;
+    try {
+      guided = translator_.guide(*model, request.texts, sources, request.guides, request.glossary,
+                                 search);
+    } catch (const OptionError& e) {
+      // Named as the request's fields, as request_search() names them.
+      throw ApiError(400, e.render([](const std::string& f) { return "\"" + f + "\""; }));
+    } catch (const Error& e) {
+      throw ApiError(400, e.what());
+    }
+    auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model,
+                                                    std::move(guided.guides));
     switch (translator_.submit(pending)) {
       case BatchQueue::Admission::kQueued: break;
       case BatchQueue::Admission::kFull:
@@ -259,7 +270,9 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
     if (!pending->wait())
       throw ApiError(stopping_ ? 503 : 500, pending->error());
     const int64_t n_best = search.num_return;
-    answer(res, 200, translate_response(pending->translations(), n_best, model->step));
+    auto translations = pending->translations();
+    guided.annotate(translations);
+    answer(res, 200, translate_response(translations, n_best, model->step));
     metrics_.translate_latency(clock.seconds());
     if (config_.log_requests) {
       for (size_t i = 0; i < request.texts.size(); ++i) {

@@ -284,6 +284,19 @@ std::vector<int64_t> SubwordTextEncoder::encode(std::string_view text) const {
   return ids;
 }
 
+std::vector<int64_t> SubwordTextEncoder::encode_open(std::string_view text) const {
+  const std::u32string u = utf8_to_u32(text);
+  const auto tokens = tokenizer::encode(std::u32string_view(u));
+  std::vector<int64_t> ids;
+  for (size_t t = 0; t + 1 < tokens.size(); ++t) token_ids(tokens[t], ids);
+  if (tokens.empty()) return ids;
+  std::u32string escaped;
+  escape_into(tokens.back(), alphabet_bits_, escaped);
+  if (!escaped.empty() && escaped.back() == U'_') escaped.pop_back();  // the end-of-token mark
+  if (!escaped.empty()) escaped_ids(escaped, ids);
+  return ids;
+}
+
 std::vector<int64_t> SubwordTextEncoder::encode_without_tokenizing(std::string_view token) const {
   std::vector<int64_t> ids;
   token_ids(utf8_to_u32(token), ids);

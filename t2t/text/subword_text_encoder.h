@@ -70,6 +70,11 @@ class SubwordTextEncoder : public TextEncoder {
   std::vector<int64_t> encode(std::string_view text) const override;
   // `token` taken as one token, without running the tokenizer.
   std::vector<int64_t> encode_without_tokenizing(std::string_view token) const;
+  // encode() with the last token left open: its subtokens spelled without
+  // the end-of-token mark, so that what follows may continue it. For text
+  // that ends inside a word (a term or a prefix in a script written without
+  // spaces).
+  std::vector<int64_t> encode_open(std::string_view text) const;
   // Padding ids are dropped; ids outside the vocabulary read as nothing.
   std::string decode(const std::vector<int64_t>& ids) const override;
   // The subtoken string of each id ("" outside the vocabulary).

@@ -3,16 +3,22 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "t2t/core/error.h"
 #include "t2t/translate/decode_batches.h"
 
 namespace t2t {
 
 PendingRequest::PendingRequest(std::vector<std::vector<int64_t>> sources, SearchOptions search,
-                               std::shared_ptr<const LoadedModel> model)
+                               std::shared_ptr<const LoadedModel> model,
+                               std::vector<TargetGuide> guides)
     : sources_(std::move(sources)),
+      guides_(std::move(guides)),
       search_(search),
       model_(std::move(model)),
       translations_(sources_.size()) {
+  if (!guides_.empty() && guides_.size() != sources_.size())
+    throw Error("PendingRequest: " + std::to_string(guides_.size()) + " guides for " +
+                std::to_string(sources_.size()) + " sources");
   for (size_t i = 0; i < sources_.size(); ++i) {
     if (is_empty_source(sources_[i])) {
       translations_[i].texts = {""};
@@ -22,6 +28,11 @@ PendingRequest::PendingRequest(std::vector<std::vector<int64_t>> sources, Search
     }
   }
   remaining_ = queued_.size();
+}
+
+const TargetGuide& PendingRequest::guide(size_t i) const {
+  static const TargetGuide none;
+  return guides_.empty() ? none : guides_[i];
 }
 
 void PendingRequest::complete(size_t index, Translation translation) {
@@ -51,7 +62,13 @@ std::string PendingRequest::error() const {
 bool same_search(const SearchOptions& a, const SearchOptions& b) {
   return a.beam_size == b.beam_size && a.alpha == b.alpha && a.extra_length == b.extra_length &&
          a.num_return == b.num_return && a.stop_early == b.stop_early &&
-         a.patience == b.patience && a.drop_finished == b.drop_finished;
+         a.patience == b.patience && a.drop_finished == b.drop_finished &&
+         a.no_repeat_ngram_size == b.no_repeat_ngram_size &&
+         a.repetition_penalty == b.repetition_penalty &&
+         a.alignment_threshold == b.alignment_threshold &&
+         a.alignment == b.alignment &&
+         (!a.alignment || (a.alignment_probe.layer == b.alignment_probe.layer &&
+                           a.alignment_probe.head == b.alignment_probe.head));
 }
 
 BatchQueue::BatchQueue(BatchPolicy policy) : policy_(policy) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "t2t/search/search_options.h"
+#include "t2t/search/target_guide.h"
 #include "t2t/translate/translation.h"
 
 namespace t2t {
@@ -37,10 +38,13 @@ class PendingRequest {
  public:
   // Sources with no ids or EOS alone are answered at once with an empty
   // text, never queued.
+  // `guides`: one per source, or none.
   PendingRequest(std::vector<std::vector<int64_t>> sources, SearchOptions search,
-                 std::shared_ptr<const LoadedModel> model);
+                 std::shared_ptr<const LoadedModel> model, std::vector<TargetGuide> guides = {});
 
   const std::vector<std::vector<int64_t>>& sources() const { return sources_; }
+  // The guide of source i (an empty one when the request has none).
+  const TargetGuide& guide(size_t i) const;
   const SearchOptions& search() const { return search_; }
   const std::shared_ptr<const LoadedModel>& model() const { return model_; }
   // Indices of the sources that need decoding.
@@ -59,6 +63,7 @@ class PendingRequest {
 
  private:
   std::vector<std::vector<int64_t>> sources_;
+  std::vector<TargetGuide> guides_;
   SearchOptions search_;
   std::shared_ptr<const LoadedModel> model_;
   std::vector<size_t> queued_;

@@ -26,6 +26,8 @@
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"
+#include "t2t/text/alignment_words.h"
+#include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/text/utf8.h"
 
@@ -124,8 +126,50 @@ std::vector<int64_t> BatchTranslator::encode_target(const std::string& line) {
   return ids;
 }
 
+std::vector<int64_t> BatchTranslator::encode_target_fragment(const std::string& text) const {
+  const std::string stripped = u32_to_utf8(python_strip(utf8_to_u32(utf8_replace_invalid(text))));
+  const std::u32string u = utf8_to_u32(stripped);
+  const auto* subword = dynamic_cast<const SubwordTextEncoder*>(target_encoder_.get());
+  if (subword && !u.empty() && is_cjk_word_char(u.back())) return subword->encode_open(stripped);
+  return target_encoder_->encode(stripped);
+}
+
+TargetGuide BatchTranslator::encode_guide(const SourceGuide& guide,
+                                          const std::vector<std::string>& terms,
+                                          std::vector<std::string>* kept) const {
+  TargetGuide out;
+  if (!guide.prefix.empty()) {
+    out.prefix = encode_target_fragment(guide.prefix);
+    if (out.prefix.empty())
+      throw OptionError("prefix", "the {prefix} '" + guide.prefix + "' gives no target tokens");
+  }
+  auto add = [&](const std::string& term) {
+    auto ids = encode_target_fragment(term);
+    if (ids.empty())
+      throw OptionError("constraints", "the term '" + term + "' of {constraints} gives no target "
+                                       "tokens: give it some text");
+    if (std::find(out.constraints.begin(), out.constraints.end(), ids) != out.constraints.end())
+      return;
+    out.constraints.push_back(std::move(ids));
+    if (kept) kept->push_back(term);
+  };
+  for (const std::string& term : guide.constraints) add(term);
+  for (const std::string& term : terms) add(term);
+  return out;
+}
+
+WordAlignment BatchTranslator::align(const std::vector<int64_t>& source, const Hypothesis& h,
+                                     const std::string& text, double threshold) const {
+  std::vector<int64_t> target = h.ids;
+  if (h.finished) target.push_back(kEosId);
+  return align_words(alignment_text(*input_encoder_, source), token_spans(*input_encoder_, source),
+                     text,
+                     token_spans(*target_encoder_, target), h.attention, threshold);
+}
+
 std::vector<double> BatchTranslator::score(const std::vector<std::vector<int64_t>>& sources,
-                                   const std::vector<std::vector<int64_t>>& targets) {
+                                   const std::vector<std::vector<int64_t>>& targets,
+                                   std::vector<WordAlignment>* alignments) {
   if (sources.size() != targets.size())
     throw Error("BatchTranslator::score: " + std::to_string(sources.size()) + " sources but " +
                 std::to_string(targets.size()) + " targets");
@@ -135,18 +179,37 @@ std::vector<double> BatchTranslator::score(const std::vector<std::vector<int64_t
       throw Error("BatchTranslator::score: pair " + std::to_string(i + 1) + " needs a non-empty source "
                   "and a target ending in EOS");
   std::vector<double> out(n, 0.0);
+  const bool align_pairs = alignments != nullptr;
+  if (align_pairs) alignments->assign(n, WordAlignment());
   ProgressTimer progress(options_.progress_seconds, n);
   int64_t done = 0, tokens = 0;
-  for (const auto& rows : decode_batches(sources, options_.batch_size)) {
+  for (const auto& rows : decode_batches(sources, options_.batch_size, options_.batch_tokens)) {
+    at::Tensor attention;
     // One read of the device per batch, not one per sentence.
-    const at::Tensor scores = target_log_probs(*model_, padded_batch(sources, rows).to(device_),
-                                               padded_batch(targets, rows).to(device_))
-                                  .to(torch::kCPU, torch::kFloat64)
-                                  .contiguous();
+    const at::Tensor scores =
+        target_log_probs(*model_, padded_batch(sources, rows).to(device_),
+                         padded_batch(targets, rows).to(device_),
+                         align_pairs ? &options_.search.alignment_probe : nullptr, &attention)
+            .to(torch::kCPU, torch::kFloat64)
+            .contiguous();
     const double* score = scores.data_ptr<double>();
     for (size_t r = 0; r < rows.size(); ++r) {
       out[rows[r]] = score[r];
       tokens += static_cast<int64_t>(targets[rows[r]].size());
+      if (!align_pairs) continue;
+      // The target as a finished hypothesis: its ids, then EOS.
+      const auto& target = targets[rows[r]];
+      Hypothesis h;
+      h.ids.assign(target.begin(), target.end() - 1);
+      h.finished = true;
+      const auto row = attention[static_cast<int64_t>(r)];
+      const auto source_length = static_cast<int64_t>(sources[rows[r]].size());
+      for (size_t t = 0; t < target.size(); ++t) {
+        const float* p = row[static_cast<int64_t>(t)].data_ptr<float>();
+        h.attention.emplace_back(p, p + source_length);
+      }
+      (*alignments)[rows[r]] =
+          align(sources[rows[r]], h, target_encoder_->decode(h.ids), options_.search.alignment_threshold);
     }
     done += static_cast<int64_t>(rows.size());
     if (const double now = progress.due(done)) {
@@ -176,13 +239,18 @@ DecodeCounts BatchTranslator::counts() const {
 std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                                const std::vector<int64_t>& rows,
                                                const SearchOptions& search,
-                                               DecodeCounts* counts, int64_t first_key) const {
+                                               DecodeCounts* counts, int64_t first_key,
+                                               const std::vector<TargetGuide>& guides) const {
   const at::Tensor batch = padded_batch(sources, rows);
   SearchStats stats;
   std::vector<int64_t> keys;
   if (search.sampling.draws())
     for (int64_t row : rows) keys.push_back(first_key + row);
-  const auto results = beam_search(*model_, batch.to(device_), search, &stats, keys);
+  std::vector<TargetGuide> batch_guides;
+  if (!guides.empty())
+    for (int64_t row : rows) batch_guides.push_back(guides[row]);
+  const auto results =
+      beam_search(*model_, batch.to(device_), search, &stats, keys, batch_guides);
   std::vector<Translation> out(rows.size());
   DecodeCounts done;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -190,6 +258,11 @@ std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::ve
     for (const auto& h : results[r]) {
       out[r].texts.push_back(target_encoder_->decode(h.ids));
       out[r].scores.push_back(h.score);
+      if (search.alignment)
+        out[r].alignments.push_back(
+            align(sources[rows[r]], h, out[r].texts.back(), search.alignment_threshold));
+      if (!batch_guides.empty() && !batch_guides[r].constraints.empty())
+        out[r].constraints_met.push_back(h.constraints_met);
     }
     if (!results[r].empty())
       done.output_tokens +=
@@ -243,8 +316,12 @@ std::vector<Translation> BatchTranslator::translate(const std::vector<std::vecto
 
 std::vector<Translation> BatchTranslator::translate(const std::vector<std::vector<int64_t>>& sources,
                                            const SearchOptions& search, int64_t batch_size,
-                                           int64_t first_key, const ProgressFn& progress_fn) {
+                                           int64_t first_key, const ProgressFn& progress_fn,
+                                           const std::vector<TargetGuide>& guides) {
   if (batch_size < 1) throw Error("batch_size must be at least 1, not " + std::to_string(batch_size));
+  if (!guides.empty() && guides.size() != sources.size())
+    throw Error("BatchTranslator::translate: " + std::to_string(guides.size()) + " guides for " +
+                std::to_string(sources.size()) + " sources");
   const int64_t n = static_cast<int64_t>(sources.size());
   std::vector<Translation> out(n);
   int64_t done = 0;  // the empty sources are answered at once
@@ -259,7 +336,7 @@ std::vector<Translation> BatchTranslator::translate(const std::vector<std::vecto
     counts_.sentences += done;
     counts_.empty += done;
   }
-  const auto batches = decode_batches(sources, batch_size);
+  const auto batches = decode_batches(sources, batch_size, options_.batch_tokens);
 
   ProgressTimer progress(options_.progress_seconds, n);
   int64_t output_tokens = 0;
@@ -271,7 +348,7 @@ std::vector<Translation> BatchTranslator::translate(const std::vector<std::vecto
   for_each_batch(count, workers, threads, [&](int64_t j) {
     const std::vector<int64_t>& rows = batches[static_cast<size_t>(j)];
     DecodeCounts batch_counts;
-    auto results = decode_batch(sources, rows, search, &batch_counts, first_key);
+    auto results = decode_batch(sources, rows, search, &batch_counts, first_key, guides);
     for (size_t r = 0; r < rows.size(); ++r) out[rows[r]] = std::move(results[r]);
     {
       std::lock_guard<std::mutex> lock(counts_mutex_);

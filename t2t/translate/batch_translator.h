@@ -69,20 +69,31 @@ class BatchTranslator {
 
   // The same with this search and batch size (>= 1); `progress` (may be
   // empty) is called after each batch, one call at a time. Thread-safe.
+  // `guides`: one per source (target_guide.h), or none.
   std::vector<Translation> translate(const std::vector<std::vector<int64_t>>& sources,
                                      const SearchOptions& search, int64_t batch_size,
                                      int64_t first_key = 0,
-                                     const ProgressFn& progress = nullptr);
+                                     const ProgressFn& progress = nullptr,
+                                     const std::vector<TargetGuide>& guides = {});
 
   // The sources at `rows` (none empty) decoded as one batch on the calling
   // thread: one Translation per row, in their order. Thread-safe; adds to
   // `counts` (may be null), not to counts(). With random sampling rows[r]
   // draws as sentence first_key + rows[r].
+  // `guides` as translate()'s, indexed as `sources`.
   std::vector<Translation> decode_batch(const std::vector<std::vector<int64_t>>& sources,
                                         const std::vector<int64_t>& rows,
                                         const SearchOptions& search,
                                         DecodeCounts* counts = nullptr,
-                                        int64_t first_key = 0) const;
+                                        int64_t first_key = 0,
+                                        const std::vector<TargetGuide>& guides = {}) const;
+  // A source's wishes in target ids: the prefix, and the guide's
+  // constraints with `terms` (a glossary's) added, each once. Throws
+  // OptionError naming prefix or constraints for text the target
+  // vocabulary gives no ids for. `kept` (may be null) receives the text of
+  // each constraint kept, in the guide's order.
+  TargetGuide encode_guide(const SourceGuide& guide, const std::vector<std::string>& terms,
+                           std::vector<std::string>* kept = nullptr) const;
 
   // Decodes and discards synthetic batches of sizes up to batch_size, so
   // what a fresh process makes on first use (memory, kernels per row count)
@@ -92,11 +103,18 @@ class BatchTranslator {
   // A target as score() takes it: encode_source()'s steps with the target
   // vocabulary and no cut.
   std::vector<int64_t> encode_target(const std::string& line);
+  // Target text inside an output (a prefix, a term): encoded as the target
+  // side, its last word left open where the script has no spaces between
+  // words (SubwordTextEncoder::encode_open), without EOS.
+  std::vector<int64_t> encode_target_fragment(const std::string& text) const;
 
   // Teacher-forced (score.h): per pair (sources[i], targets[i]), both
   // encoded and ending in EOS, the sum of the target ids' log-probabilities.
+  // With `alignments` given, also each pair's word alignment, read from the
+  // teacher-forced attention the search's alignment_probe picks.
   std::vector<double> score(const std::vector<std::vector<int64_t>>& sources,
-                            const std::vector<std::vector<int64_t>>& targets);
+                            const std::vector<std::vector<int64_t>>& targets,
+                            std::vector<WordAlignment>* alignments = nullptr);
 
   // One output record without the delimiter: the best text, or with
   // return_beams every hypothesis tab-separated, each followed by
@@ -112,6 +130,10 @@ class BatchTranslator {
 
  private:
   std::shared_ptr<T2TModel> model_;
+  // Hypothesis h of `source` as word alignments (word_alignment.h).
+  WordAlignment align(const std::vector<int64_t>& source, const Hypothesis& h,
+                      const std::string& text, double threshold) const;
+
   std::shared_ptr<TextEncoder> input_encoder_;
   std::shared_ptr<TextEncoder> target_encoder_;
   DecodeOptions options_;

@@ -33,14 +33,21 @@ void BatchWorkers::loop(int threads) {
 
 void BatchWorkers::decode(SentenceBatch& batch) {
   std::vector<std::vector<int64_t>> sources;
+  std::vector<TargetGuide> guides;
+  bool guided = false;
   sources.reserve(batch.items.size());
-  for (const BatchItem& item : batch.items)
+  for (const BatchItem& item : batch.items) {
     sources.push_back(item.request->sources()[item.index]);
+    guides.push_back(item.request->guide(item.index));
+    guided = guided || !guides.back().empty();
+  }
+  if (!guided) guides.clear();
   std::vector<int64_t> rows(sources.size());
   std::iota(rows.begin(), rows.end(), 0);
   try {
     DecodeCounts counts;
-    auto results = batch.model->batch_translator->decode_batch(sources, rows, batch.search, &counts);
+    auto results = batch.model->batch_translator->decode_batch(sources, rows, batch.search, &counts,
+                                                                  0, guides);
     // Counted before the answers go out: a client that reads the server's
     // /metrics right after its answer sees its sentences.
     if (on_batch_) on_batch_(static_cast<int64_t>(sources.size()), counts.output_tokens);

@@ -14,7 +14,7 @@ bool is_empty_source(const std::vector<int64_t>& ids) {
 }
 
 std::vector<std::vector<int64_t>> decode_batches(const std::vector<std::vector<int64_t>>& sources,
-                                                 int64_t batch_size) {
+                                                 int64_t batch_size, int64_t batch_tokens) {
   if (batch_size < 1) throw Error("decode batch size must be at least 1, got " +
                                   std::to_string(batch_size));
   std::vector<int64_t> order;
@@ -24,6 +24,18 @@ std::vector<std::vector<int64_t>> decode_batches(const std::vector<std::vector<i
     return sources[a].size() > sources[b].size();
   });
   std::vector<std::vector<int64_t>> batches;
+  if (batch_tokens > 0) {
+    for (int64_t i : order) {
+      // Longest first: a batch's first sentence is its widest.
+      if (batches.empty() ||
+          static_cast<int64_t>(batches.back().size() + 1) *
+                  static_cast<int64_t>(sources[batches.back()[0]].size()) >
+              batch_tokens)
+        batches.emplace_back();
+      batches.back().push_back(i);
+    }
+    return batches;
+  }
   for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch_size)) {
     const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
     batches.emplace_back(order.begin() + start, order.begin() + end);

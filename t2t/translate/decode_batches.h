@@ -13,9 +13,11 @@ namespace t2t {
 bool is_empty_source(const std::vector<int64_t>& ids);
 
 // Source indices in batches of at most batch_size, longest first (stable),
-// as T2T orders them. Empty sources are left out.
+// as T2T orders them. Empty sources are left out. With batch_tokens > 0 a
+// batch is counted in tokens instead: sentences join it while their number
+// times its longest stays within batch_tokens (one longer sentence alone).
 std::vector<std::vector<int64_t>> decode_batches(const std::vector<std::vector<int64_t>>& sources,
-                                                 int64_t batch_size);
+                                                 int64_t batch_size, int64_t batch_tokens = 0);
 
 // The sources at `rows` as one int64 [rows, longest] tensor padded with 0.
 at::Tensor padded_batch(const std::vector<std::vector<int64_t>>& sources,

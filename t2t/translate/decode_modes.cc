@@ -17,6 +17,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/data/problem.h"
 #include "t2t/translate/batch_translator.h"
+#include "t2t/translate/source_guides.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/metrics/sacrebleu.h"
@@ -56,6 +57,44 @@ void log_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t
   if (c.truncated > 0)
     spdlog::warn("{} inputs were longer than the decode hparam max_input_size and were cut",
                  c.truncated);
+}
+
+// The records of a file parallel to the input, checked to match it.
+std::vector<std::string> parallel_records(const std::string& path, const std::string& delimiter,
+                                          const std::string& option, size_t expected,
+                                          const std::string& input_path) {
+  auto records = read_records(path, delimiter, option);
+  if (records.size() != expected)
+    throw OptionError(option, "{" + option + "}=" + path + " has " +
+                                  std::to_string(records.size()) + " records but " + input_path +
+                                  " has " + std::to_string(expected) +
+                                  ": give one per input record (an empty one for none)");
+  return records;
+}
+
+GuidedSources read_file_guides(const BatchTranslator& decoder,
+                               const std::vector<std::string>& texts,
+                               const std::vector<std::vector<int64_t>>& ids,
+                               const FileDecodeExtras& extras, const std::string& input_path) {
+  const std::string& delimiter = decoder.options().delimiter;
+  std::vector<SourceGuide> guides;
+  if (!extras.prefix_path.empty() || !extras.constraints_path.empty()) {
+    guides.resize(texts.size());
+    if (!extras.prefix_path.empty()) {
+      const auto prefixes = parallel_records(extras.prefix_path, delimiter, "prefix_file",
+                                             texts.size(), input_path);
+      for (size_t i = 0; i < texts.size(); ++i) guides[i].prefix = prefixes[i];
+    }
+    if (!extras.constraints_path.empty()) {
+      const auto lines = parallel_records(extras.constraints_path, delimiter, "constraints_file",
+                                          texts.size(), input_path);
+      for (size_t i = 0; i < texts.size(); ++i)
+        for (const auto& term : split(lines[i], '\t'))
+          if (!trim(term).empty()) guides[i].constraints.push_back(trim(term));
+    }
+  }
+  return guide_sources(decoder, texts, ids, guides, {extras.glossary}, decoder.options().search,
+                       input_path + " line");
 }
 
 }  // namespace
@@ -132,26 +171,48 @@ std::vector<std::string> read_records(const std::string& path, const std::string
   return records;
 }
 
+std::string alignment_column(const Translation& translation, bool soft) {
+  if (translation.alignments.empty()) return "";
+  const WordAlignment& best = translation.alignments[0];
+  return soft ? soft_alignment_text(best.soft) : pharaoh(best.hard);
+}
+
 DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
-                          const std::string& output_path, const ProgressFn& progress) {
+                          const std::string& output_path, const ProgressFn& progress,
+                          const FileDecodeExtras& extras) {
   const Stopwatch clock;
   DecodeOutcome outcome;
-  outcome.sources = read_records(input_path, decoder.options().delimiter, "decode_from_file");
+  const std::string& delimiter = decoder.options().delimiter;
+  outcome.sources = read_records(input_path, delimiter, "decode_from_file");
   outcome.output_path = output_path;
   spdlog::info("decoding {} lines of {} into {}", outcome.sources.size(), input_path, output_path);
+  const auto n = outcome.sources.size();
   std::vector<std::vector<int64_t>> ids;
-  ids.reserve(outcome.sources.size());
-  for (size_t i = 0; i < outcome.sources.size(); ++i)
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i)
     ids.push_back(decoder.encode_source(outcome.sources[i],
                                         input_path + " line " + std::to_string(i + 1)));
-  const auto translations = decoder.translate(ids, decoder.options().search,
-                                              decoder.options().batch_size, 0, progress);
-  std::vector<std::string> lines;
+  const GuidedSources guides = read_file_guides(decoder, outcome.sources, ids, extras, input_path);
+  const auto& search = decoder.options().search;
+  const auto translations = decoder.translate(ids, search, decoder.options().batch_size, 0,
+                                              progress, guides.guides);
+  std::vector<std::string> lines, alignments;
   for (const auto& t : translations) {
     lines.push_back(decoder.format(t));
     outcome.hypotheses.push_back(t.texts.empty() ? "" : t.texts[0]);
+    if (!search.alignment) continue;
+    const std::string alignment = alignment_column(t, decoder.options().soft_alignment);
+    if (extras.alignment_path.empty())
+      lines.back() += "\t" + alignment;
+    else
+      alignments.push_back(alignment);
   }
-  write_file_atomic(output_path, join_records(lines, decoder.options().delimiter));
+  write_file_atomic(output_path, join_records(lines, delimiter));
+  if (search.alignment && !extras.alignment_path.empty())
+    write_file_atomic(extras.alignment_path, join_records(alignments, delimiter));
+  if (guides.constrained > 0)
+    spdlog::info("{} of {} constrained lines hold every term", guides.met_count(translations),
+                 guides.constrained);
   log_summary(decoder, clock, static_cast<int64_t>(lines.size()));
   spdlog::info("wrote {}", output_path);
   return outcome;
@@ -170,7 +231,10 @@ int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::os
     const auto ids = decoder.encode_source(line, "input line " + std::to_string(answered));
     // Keyed by its line, as a file's sentences are, when sampling.
     const auto translations = decoder.translate({ids}, answered - 1);
-    out << decoder.format(translations[0]) << '\n' << std::flush;
+    out << decoder.format(translations[0]);
+    if (decoder.options().search.alignment)
+      out << '\t' << alignment_column(translations[0], decoder.options().soft_alignment);
+    out << '\n' << std::flush;
   }
   return answered;
 }

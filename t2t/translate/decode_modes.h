@@ -12,6 +12,7 @@
 namespace t2t {
 
 class BatchTranslator;
+class Glossary;
 class Problem;
 
 // What T2T's default output name is made of.
@@ -44,13 +45,33 @@ struct DecodeOutcome {
   std::string output_path;
 };
 
+// What file decoding reads and writes beside its input and output.
+struct FileDecodeExtras {
+  // Files of one record per input record: the output's prefix; the terms
+  // it must hold, tab-separated ("" for none, either way).
+  std::string prefix_path;
+  std::string constraints_path;
+  const Glossary* glossary = nullptr;  // its terms are added to each record's
+  // With the search's alignment on: where each record's alignment of its
+  // best hypothesis goes, a line each ("": a tab-separated column after
+  // the translation), in Pharaoh's format or, with the decode options'
+  // soft_alignment, Marian's.
+  std::string alignment_path;
+};
+
+// The alignment column of a translation's best hypothesis, as decode_file
+// writes it ("" when it has none).
+std::string alignment_column(const Translation& translation, bool soft);
+
 // Writes one record per record of input_path, in order, to output_path
 // (through a temporary file and a rename). `progress` may be empty.
 DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
-                          const std::string& output_path, const ProgressFn& progress = nullptr);
+                          const std::string& output_path, const ProgressFn& progress = nullptr,
+                          const FileDecodeExtras& extras = {});
 
 // Answers each line of `in` on `out` at once (flushed) until a line "q" or
-// the end. Turns log_results off. Returns the number of lines answered.
+// the end, with its alignment column when the search aligns. Turns
+// log_results off. Returns the number of lines answered.
 int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::ostream& out);
 
 // Decodes the dev shards in file order (at most num_samples) and writes

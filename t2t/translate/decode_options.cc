@@ -1,12 +1,31 @@
 #include "t2t/translate/decode_options.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
+#include "t2t/search/beam_search.h"
 #include "t2t/translate/search_request.h"
 
 namespace t2t {
+namespace {
+
+// A decode hparam that is "auto" (unset) or an integer.
+std::optional<int64_t> probe_index(const HParams& dp, const std::string& key) {
+  const std::string value = dp.get_string(key);
+  if (value == "auto") return std::nullopt;
+  char* end = nullptr;
+  const long long n = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || n < -64 || n > 1024)
+    throw OptionError(key, "{" + key + "} must be auto or a layer/head index (negative layers "
+                           "count from the last; head -1: the mean over heads), got '" + value +
+                           "'");
+  return n;
+}
+
+}  // namespace
 
 HParams default_decode_hparams() {
   HParams hp;
@@ -33,6 +52,21 @@ HParams default_decode_hparams() {
   hp.add("min_length_ratio", 0.0);
   hp.add("skip_eos_postprocess", false);
   hp.add("log_results", true);
+  // t2t's own, off by default: repetition guards (SearchOptions).
+  hp.add("no_repeat_ngram_size", 0);
+  hp.add("repetition_penalty", 1.0);
+  // t2t's own: word alignments with each translation: "" (none), "hard"
+  // (each target word's likeliest source word), a threshold such as "0.3"
+  // (every pair with at least that weight) or "soft" (the weights); read
+  // from decoder layer alignment_layer and head alignment_head ("auto": the
+  // ones guided alignment trained, else the last layer's mean over heads).
+  hp.add("alignment", "");
+  hp.add("alignment_layer", "auto");
+  hp.add("alignment_head", "auto");
+  // t2t's own: > 0 counts a batch in tokens instead: sentences join it while
+  // sentences x its longest source stays within this (Marian's
+  // --mini-batch-words, CTranslate2's batch_type=tokens).
+  hp.add("batch_tokens", 0);
   return hp;
 }
 
@@ -91,7 +125,45 @@ DecodeOptions decode_options(const HParams& dp) {
   if (o.delimiter.empty()) throw OptionError("delimiter", "{delimiter} must not be empty");
   o.num_samples = dp.get_int("num_samples");
   o.log_results = dp.get_bool("log_results");
+
+  o.search.no_repeat_ngram_size = dp.get_int("no_repeat_ngram_size");
+  o.search.repetition_penalty = dp.get_float("repetition_penalty");
+  const std::string alignment = dp.get_string("alignment");
+  if (!alignment.empty()) {
+    o.search.alignment = true;
+    if (alignment == "soft") {
+      o.soft_alignment = true;
+    } else if (alignment != "hard") {
+      char* end = nullptr;
+      o.search.alignment_threshold = std::strtod(alignment.c_str(), &end);
+      if (end == alignment.c_str() || *end != '\0')
+        throw OptionError("alignment", "{alignment} must be hard, soft or a threshold in (0, 1] "
+                                       "such as 0.3, got '" + alignment + "'");
+    }
+  }
+  o.alignment_layer = probe_index(dp, "alignment_layer");
+  o.alignment_head = probe_index(dp, "alignment_head");
+  o.batch_tokens = dp.get_int("batch_tokens");
+  if (o.batch_tokens < 0)
+    throw OptionError("batch_tokens", "{batch_tokens} must be >= 0 (0: batches counted in "
+                                      "sentences), got " + std::to_string(o.batch_tokens));
+  check_search_options(o.search);
   return o;
+}
+
+AttentionProbe alignment_probe(const DecodeOptions& options, const HParams& model_hparams) {
+  const bool guided = model_hparams.has("guided_alignment_weight") &&
+                      model_hparams.get_float("guided_alignment_weight") > 0;
+  AttentionProbe probe;
+  if (options.alignment_layer)
+    probe.layer = *options.alignment_layer;
+  else if (guided && model_hparams.has("guided_alignment_layer"))
+    probe.layer = model_hparams.get_int("guided_alignment_layer");
+  if (options.alignment_head)
+    probe.head = *options.alignment_head;
+  else if (guided && model_hparams.has("guided_alignment_head"))
+    probe.head = model_hparams.get_int("guided_alignment_head");
+  return probe;
 }
 
 SamplingOptions sampling_options(const HParams& hp, uint64_t seed) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "t2t/core/hparams.h"
@@ -27,6 +28,14 @@ struct DecodeOptions {
   double progress_seconds = 10;  // between progress lines
   // CPU batches decoded side by side (parallel_batches.h); 0: one a thread.
   int parallel_batches = 0;
+  // Alignments written in Marian's soft format rather than Pharaoh's.
+  bool soft_alignment = false;
+  // The decode hparams alignment_layer and alignment_head; unset: "auto"
+  // (alignment_probe()).
+  std::optional<int64_t> alignment_layer, alignment_head;
+  // > 0: batches of at most this many source tokens (sentences x the
+  // longest, padding included) instead of batch_size sentences.
+  int64_t batch_tokens = 0;
 };
 
 // max_input_size's default: inputs of more tokens (EOS included) are cut.
@@ -36,6 +45,12 @@ constexpr int64_t kDefaultMaxInputSize = 1024;
 // As T2T: batch_size 0 means 32; return_beams turns stop_early off;
 // max_input_size -1 or 0 decodes inputs whole.
 DecodeOptions decode_options(const HParams& decode_hparams);
+
+// The attention word alignments read: the decode hparams' layer and head,
+// else those a guided-alignment run trained (model hparams
+// guided_alignment_layer and guided_alignment_head), else the last layer's
+// mean over heads.
+AttentionProbe alignment_probe(const DecodeOptions& options, const HParams& model_hparams);
 
 // T2T's sampling_method ("argmax" or "random"), sampling_temp (>= 0; 0 =
 // argmax) and sampling_keep_top_k (-1 = every id, else >= 1), with `seed`

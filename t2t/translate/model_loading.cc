@@ -18,6 +18,7 @@
 #include "t2t/model/model_registry.h"
 #include "t2t/model/skip_init.h"
 #include "t2t/model/inference_model.h"
+#include "t2t/model/ensemble_model.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/model/tensorflow_import.h"
 #include "t2t/text/text_encoder.h"
@@ -188,6 +189,10 @@ void check_cuda_graphs(bool cuda_graphs, const c10::Device& device) {
 }
 
 void prepare_model(T2TModel& model, Quantization quantize_mode, bool cuda_graphs) {
+  if (auto* ensemble = dynamic_cast<EnsembleModel*>(&model)) {
+    for (const auto& member : ensemble->members()) prepare_model(*member, quantize_mode, cuda_graphs);
+    return;
+  }
   // Decoding allocates and frees the same buffers step after step: freed
   // blocks cached per thread beyond a few MiB are peak memory, not speed.
   limit_thread_caches(size_t{4} << 20);

@@ -11,7 +11,8 @@
 
 namespace t2t {
 
-std::vector<double> score_file(BatchTranslator& decoder, const std::string& path) {
+std::vector<double> score_file(BatchTranslator& decoder, const std::string& path,
+                               std::vector<WordAlignment>* alignments) {
   const Stopwatch clock;
   const auto lines = read_records(path, "\n", "score_file");
   std::vector<std::vector<int64_t>> sources, targets;
@@ -41,7 +42,8 @@ std::vector<double> score_file(BatchTranslator& decoder, const std::string& path
     target_tokens += static_cast<int64_t>(targets.back().size());
   }
   spdlog::info("scoring {} pairs of {}", lines.size(), path);
-  const auto scores = decoder.score(sources, targets);
+  const auto scores =
+      decoder.score(sources, targets, decoder.options().search.alignment ? alignments : nullptr);
   const double secs = std::max(clock.seconds(), 1e-9);
   spdlog::info("scored {} pairs ({} target tokens, EOS included) in {:.1f} s: {:.1f} pairs/s",
                scores.size(), target_tokens, secs, scores.size() / secs);
@@ -54,12 +56,16 @@ std::vector<double> score_file(BatchTranslator& decoder, const std::string& path
   return scores;
 }
 
-std::string format_scores(const std::vector<double>& scores) {
+std::string format_scores(const std::vector<double>& scores,
+                          const std::vector<WordAlignment>& alignments, bool soft) {
   std::string out;
   char buf[64];
-  for (double s : scores) {
-    std::snprintf(buf, sizeof buf, "%.6f\n", s);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.6f", scores[i]);
     out += buf;
+    if (i < alignments.size())
+      out += "\t" + (soft ? soft_alignment_text(alignments[i].soft) : pharaoh(alignments[i].hard));
+    out += '\n';
   }
   return out;
 }

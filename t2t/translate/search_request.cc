@@ -22,6 +22,10 @@ SearchOptions apply_search_request(const SearchOptions& base, const SearchReques
   }
   if (request.alpha) search.alpha = *request.alpha;
   if (request.patience) search.patience = *request.patience;
+  if (request.no_repeat_ngram_size) search.no_repeat_ngram_size = *request.no_repeat_ngram_size;
+  if (request.repetition_penalty) search.repetition_penalty = *request.repetition_penalty;
+  if (request.alignment_threshold) search.alignment_threshold = *request.alignment_threshold;
+  if (request.alignment) search.alignment = *request.alignment;
   const int64_t n_best = request.n_best.value_or(1);
   if (n_best < 1 || n_best > search.beam_size)
     throw OptionError("n_best", "{n_best} is " + std::to_string(n_best) +

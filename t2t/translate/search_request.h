@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "t2t/search/search_options.h"
+#include "t2t/translate/glossary.h"
 
 namespace t2t {
 
@@ -15,6 +16,16 @@ struct SearchRequest {
   std::optional<double> alpha;
   std::optional<int64_t> n_best;   // hypotheses returned per sentence (default 1)
   std::optional<double> patience;  // SearchOptions::patience
+  std::optional<int64_t> no_repeat_ngram_size;  // SearchOptions::no_repeat_ngram_size
+  std::optional<double> repetition_penalty;     // SearchOptions::repetition_penalty
+  // Word alignments with each hypothesis (Translation::alignments).
+  std::optional<bool> alignment;
+  // Hard alignments: >= 1 each target word's likeliest source word, below
+  // every pair with at least this weight (Marian's rule).
+  std::optional<double> alignment_threshold;
+  // Terms of this call only, used as the translator's glossary is (both
+  // apply).
+  std::vector<GlossaryEntry> glossary;
 };
 
 // Sets how many hypotheses a search returns; more than one turns stop_early

@@ -12,12 +12,15 @@
 #include "t2t/core/runtime.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/io/tf_checkpoint.h"
+#include "t2t/model/ensemble_model.h"
+#include "t2t/text/text_encoder.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/translate/batch_workers.h"
 #include "t2t/translate/batch_translator.h"
 #include "t2t/translate/model_loading.h"
 #include "t2t/translate/parallel_batches.h"
 #include "t2t/translate/score_file.h"
+#include "t2t/translate/source_guides.h"
 
 namespace t2t {
 
@@ -70,6 +73,8 @@ Translator::Translator(TranslatorOptions options, Load when)
   check_quantization(options_.quantize, device_);
   check_cuda_graphs(options_.cuda_graphs, device_);
   problem_ = create_problem(options_.problem);
+  if (!options_.glossary.empty()) glossary_ = Glossary::load(options_.glossary);
+  options_.decoding.search.alignment_probe = alignment_probe(options_.decoding, options_.hparams);
   if (when == Load::kNow) load();
 }
 
@@ -82,6 +87,11 @@ Translator::Translator(TranslatorOptions options, std::shared_ptr<T2TModel> mode
   check_quantization(options_.quantize, device_);
   check_cuda_graphs(options_.cuda_graphs, device_);
   if (!options_.problem.empty()) problem_ = create_problem(options_.problem);
+  if (!options_.glossary.empty()) glossary_ = Glossary::load(options_.glossary);
+  options_.decoding.search.alignment_probe = alignment_probe(options_.decoding, options_.hparams);
+  if (!options_.ensemble.empty())
+    throw OptionError("ensemble", "a translator of a model built by its caller has no {ensemble}; "
+                                  "build the EnsembleModel yourself");
   LoadedModel loaded;
   loaded.model = std::move(model);
   loaded.model->to(device_);
@@ -106,10 +116,41 @@ std::shared_ptr<const LoadedModel> Translator::ready(LoadedModel loaded) const {
   return std::make_shared<const LoadedModel>(std::move(loaded));
 }
 
+LoadedModel Translator::load_ensemble(const std::string& checkpoint) const {
+  LoadedModel main = load_model(*problem_, options_.model, options_.hparams, options_.data_dir,
+                                options_.output_dir, checkpoint, device_);
+  if (options_.ensemble.empty()) return main;
+  std::vector<std::shared_ptr<T2TModel>> members{main.model};
+  std::vector<double> weights{options_.main_weight};
+  for (size_t i = 0; i < options_.ensemble.size(); ++i) {
+    const EnsembleMember& m = options_.ensemble[i];
+    if (m.checkpoint.empty())
+      throw OptionError("ensemble", "{ensemble} member " + std::to_string(i + 1) +
+                                        " names no checkpoint");
+    try {
+      members.push_back(load_model(*problem_, options_.model, options_.hparams, options_.data_dir,
+                                   options_.output_dir, m.checkpoint, device_)
+                            .model);
+    } catch (const std::exception& e) {
+      throw Error("ensemble member " + std::to_string(i + 1) + " (" + m.checkpoint +
+                  "): " + e.what() + "; an ensemble's models share the main model's problem, "
+                  "vocabularies and hparams");
+    }
+    weights.push_back(m.weight);
+    spdlog::info("ensemble member {}: {} (weight {})", i + 2, m.checkpoint, m.weight);
+  }
+  // One problem, one target vocabulary: a member of another size failed
+  // to load above.
+  const int64_t vocab = main.encoders.targets ? main.encoders.targets->vocab_size() : 0;
+  main.model = std::make_shared<EnsembleModel>(std::move(members), std::move(weights),
+                                               std::vector<int64_t>(weights.size(), vocab));
+  main.model->eval();
+  return main;
+}
+
 std::shared_ptr<const LoadedModel> Translator::load_checkpoint(const std::string& checkpoint) const {
   const Stopwatch clock;
-  auto loaded = ready(load_model(*problem_, options_.model, options_.hparams, options_.data_dir,
-                                 options_.output_dir, checkpoint, device_));
+  auto loaded = ready(load_ensemble(checkpoint));
   if (options_.warm_up) {
     spdlog::info("loaded {} (step {}) in {:.1f} s", loaded->checkpoint, loaded->step,
                  clock.seconds());
@@ -131,6 +172,9 @@ ReloadResult Translator::reload() {
   std::lock_guard<std::mutex> reloading(reload_mutex_);
   const auto serving = current();
   if (!serving) throw Error("no model is loaded yet");
+  if (!options_.ensemble.empty())
+    throw OptionError("ensemble", "an {ensemble} is not reloaded: its members' newer checkpoints "
+                                  "would not come together; restart with the checkpoints to use");
   ReloadResult result;
   result.previous_step = serving->step;
   const std::string newest = newest_beside(*serving);
@@ -188,13 +232,37 @@ std::vector<std::vector<int64_t>> Translator::encode(BatchTranslator& decoder,
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& texts,
                                                const SearchRequest& request,
-                                               std::optional<int64_t> batch_size) {
+                                               std::optional<int64_t> batch_size,
+                                               const std::vector<SourceGuide>& guides) {
   const auto model = require_current();
   const SearchOptions search = apply_search_request(model->batch_translator->options().search, request);
   if (batch_size && *batch_size < 1)
     throw OptionError("max_batch_size", "{max_batch_size} must be at least 1, not " +
                                             std::to_string(*batch_size));
   auto sources = encode(*model->batch_translator, texts);
+  const GuidedSources guided = guide(*model, texts, sources, guides, request.glossary, search);
+  auto translations = translate_encoded(model, std::move(sources), search, batch_size,
+                                        guided.guides);
+  guided.annotate(translations);
+  return translations;
+}
+
+GuidedSources Translator::guide(const LoadedModel& model, const std::vector<std::string>& texts,
+                                const std::vector<std::vector<int64_t>>& sources,
+                                const std::vector<SourceGuide>& guides,
+                                const std::vector<GlossaryEntry>& glossary,
+                                const SearchOptions& search) const {
+  if (!model.batch_translator)
+    throw Error("this translator's model has no vocabularies: it translates ids only");
+  const Glossary extra = Glossary::from_entries(glossary);
+  return guide_sources(*model.batch_translator, texts, sources, guides, {&glossary_, &extra},
+                       search, "text");
+}
+
+std::vector<Translation> Translator::translate_encoded(
+    const std::shared_ptr<const LoadedModel>& model, std::vector<std::vector<int64_t>> sources,
+    const SearchOptions& search, std::optional<int64_t> batch_size,
+    std::vector<TargetGuide> guides) {
   const int64_t shared = queue_->queue.policy().max_batch_size;
   const int64_t batch = batch_size.value_or(shared);
   if (static_cast<int64_t>(sources.size()) >= batch || batch != shared) {
@@ -202,11 +270,12 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& t
     // the queue forms: batched as t2t-decoder batches a file, which int8
     // needs for t2t-decoder's very outputs (its activations are quantized
     // per batch).
-    return model->batch_translator->translate(sources, search, batch);
+    return model->batch_translator->translate(sources, search, batch, 0, nullptr, guides);
   }
   // A few sentences: they wait for other callers' to share a batch, as
   // t2t-serve's requests do.
-  auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model);
+  auto pending = std::make_shared<PendingRequest>(std::move(sources), search, model,
+                                                  std::move(guides));
   if (submit(pending) != BatchQueue::Admission::kQueued)
     throw Error("the translator is closing and takes no more sentences");
   if (!pending->wait()) throw Error(pending->error());
@@ -214,8 +283,9 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& t
 }
 
 DecodeOutcome Translator::translate_file(const std::string& source, const std::string& target,
-                                         const ProgressFn& progress) {
-  return decode_file(*require_current()->batch_translator, source, target, progress);
+                                         const ProgressFn& progress, FileDecodeExtras extras) {
+  if (!extras.glossary) extras.glossary = &glossary_;
+  return decode_file(*require_current()->batch_translator, source, target, progress, extras);
 }
 
 int64_t Translator::translate_stream(std::istream& in, std::ostream& out) {
@@ -227,7 +297,8 @@ DecodeOutcome Translator::translate_dev_split(const std::string& decodes_path) {
 }
 
 std::vector<double> Translator::score(const std::vector<std::string>& sources,
-                                      const std::vector<std::string>& targets) {
+                                      const std::vector<std::string>& targets,
+                                      std::vector<WordAlignment>* alignments) {
   if (sources.size() != targets.size())
     throw Error(std::to_string(sources.size()) + " sources but " +
                 std::to_string(targets.size()) + " targets: score() takes pairs");
@@ -242,11 +313,12 @@ std::vector<double> Translator::score(const std::vector<std::string>& sources,
       throw Error("pair " + std::to_string(i + 1) + " has an empty " +
                   (source_ids[i].empty() ? "source" : "target") +
                   "; every pair needs both sides");
-  return model->batch_translator->score(source_ids, target_ids);
+  return model->batch_translator->score(source_ids, target_ids, alignments);
 }
 
-std::vector<double> Translator::score_file(const std::string& path) {
-  return t2t::score_file(*require_current()->batch_translator, path);
+std::vector<double> Translator::score_file(const std::string& path,
+                                           std::vector<WordAlignment>* alignments) {
+  return t2t::score_file(*require_current()->batch_translator, path, alignments);
 }
 
 void Translator::on_batch(OnBatch observer) {

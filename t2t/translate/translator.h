@@ -21,7 +21,9 @@
 #include "t2t/data/problem.h"
 #include "t2t/translate/batch_queue.h"
 #include "t2t/translate/decode_modes.h"
+#include "t2t/translate/glossary.h"
 #include "t2t/translate/search_request.h"
+#include "t2t/translate/source_guides.h"
 #include "t2t/translate/translator_options.h"
 
 namespace t2t {
@@ -83,20 +85,39 @@ class Translator {
   // One Translation per text, in their order. A list of at least a batch,
   // or with its own batch size, is batched on its own; a shorter one shares
   // the queue with other callers' sentences. Thread-safe.
+  // `guides`: one per text (its prefix and terms), or none; the glossary's
+  // terms (the translator's and the request's) are added to each text's.
+  // Throws OptionError naming the field at fault, before anything is
+  // decoded.
   std::vector<Translation> translate(const std::vector<std::string>& texts,
                                      const SearchRequest& request = {},
-                                     std::optional<int64_t> batch_size = std::nullopt);
-  // decode_modes.h's three modes with the current model.
+                                     std::optional<int64_t> batch_size = std::nullopt,
+                                     const std::vector<SourceGuide>& guides = {});
+  // The guides of `texts`, encoded as `sources` for `model`: their own
+  // (one per text, or none) with the terms of the translator's glossary and
+  // of `glossary` (the call's). What translate() and a server's requests
+  // share. Throws OptionError naming the field at fault.
+  GuidedSources guide(const LoadedModel& model, const std::vector<std::string>& texts,
+                      const std::vector<std::vector<int64_t>>& sources,
+                      const std::vector<SourceGuide>& guides,
+                      const std::vector<GlossaryEntry>& glossary,
+                      const SearchOptions& search) const;
+  // decode_modes.h's three modes with the current model; the file mode
+  // with the translator's glossary.
   DecodeOutcome translate_file(const std::string& source, const std::string& target,
-                               const ProgressFn& progress = nullptr);
+                               const ProgressFn& progress = nullptr,
+                               FileDecodeExtras extras = {});
   int64_t translate_stream(std::istream& in, std::ostream& out);
   DecodeOutcome translate_dev_split(const std::string& decodes_path);
   // Teacher-forced log-probabilities of targets[i] given sources[i]
   // (BatchTranslator::score); a pair needs both sides.
+  // With `alignments`, also each pair's word alignment.
   std::vector<double> score(const std::vector<std::string>& sources,
-                            const std::vector<std::string>& targets);
-  // t2t-decoder --score_file (score_file.h).
-  std::vector<double> score_file(const std::string& path);
+                            const std::vector<std::string>& targets,
+                            std::vector<WordAlignment>* alignments = nullptr);
+  // t2t-decoder --score_file (score_file.h); `alignments` as there.
+  std::vector<double> score_file(const std::string& path,
+                                 std::vector<WordAlignment>* alignments = nullptr);
 
   using OnBatch = std::function<void(int64_t sentences, int64_t output_tokens)>;
   // Called after each batch the queue's workers decode; set it before the
@@ -119,10 +140,19 @@ class Translator {
   std::shared_ptr<const LoadedModel> require_current() const;
   std::vector<std::vector<int64_t>> encode(BatchTranslator& decoder,
                                            const std::vector<std::string>& texts) const;
+  // Encoded sources through the model's own batches or the shared queue.
+  std::vector<Translation> translate_encoded(const std::shared_ptr<const LoadedModel>& model,
+                                             std::vector<std::vector<int64_t>> sources,
+                                             const SearchOptions& search,
+                                             std::optional<int64_t> batch_size,
+                                             std::vector<TargetGuide> guides);
+  // The main checkpoint with options_.ensemble's members, as one model.
+  LoadedModel load_ensemble(const std::string& checkpoint) const;
 
   TranslatorOptions options_;
   c10::Device device_;
   std::shared_ptr<const Problem> problem_;
+  Glossary glossary_;  // options_.glossary's
   std::mutex reload_mutex_;
   mutable std::mutex current_mutex_;
   std::shared_ptr<const LoadedModel> current_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "t2t/core/hparams.h"
 #include "t2t/translate/batch_queue.h"
@@ -22,6 +23,14 @@ enum class Quantization {
 // "none", "int8", "bf16". Throws OptionError naming quantize otherwise.
 Quantization parse_quantization(const std::string& name);
 const char* quantization_name(Quantization q);
+
+// One more model decoded with the main one (an ensemble): a checkpoint file,
+// T2T's model.ckpt-N prefix, or a run directory (its latest), of the same
+// model and hparams and the same target vocabulary.
+struct EnsembleMember {
+  std::string checkpoint;
+  double weight = 1.0;
+};
 
 struct TranslatorOptions {
   std::string problem;               // a registered problem: its vocabularies
@@ -42,6 +51,13 @@ struct TranslatorOptions {
   BatchPolicy batching;
   // BatchTranslator::warm_up() after each load.
   bool warm_up = false;
+  // A glossary file (glossary.h): the target term of each source term found
+  // in a sentence must appear in its translation. "": none.
+  std::string glossary;
+  // Models decoded together with the main one, their log-probabilities
+  // averaged each step with these weights and main_weight.
+  std::vector<EnsembleMember> ensemble;
+  double main_weight = 1.0;
 };
 
 }  // namespace t2t
