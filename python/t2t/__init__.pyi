@@ -1,5 +1,5 @@
 # Type stubs of the t2t package (the native part is t2t._t2t).
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -30,14 +30,26 @@ class Translator:
                  device: str = "cpu", quantize: Optional[str] = None, threads: int = 0,
                  checkpoint: Optional[str] = None, batch_size: int = 32, beam_size: int = 4,
                  alpha: float = 0.6, max_input_size: int = 1024,
-                 patience: float = 0.0) -> None: ...
+                 patience: float = 0.0, glossary: Optional[str] = None,
+                 ensemble: Optional[Sequence[str]] = None,
+                 ensemble_weights: Optional[Sequence[float]] = None,
+                 alignment_layer: Optional[int] = None, alignment_head: Optional[int] = None,
+                 batch_tokens: int = 0) -> None: ...
     def translate(self, texts: Sequence[str], *, beam_size: int = 4, alpha: float = 0.6,
                   n_best: int = 1, return_scores: bool = False,
-                  max_batch_size: Optional[int] = None, patience: float = 0.0
-                  ) -> Union[List[str], List[List[str]], List[List[Tuple[str, float]]]]: ...
+                  max_batch_size: Optional[int] = None, patience: float = 0.0,
+                  prefix: Optional[Sequence[str]] = None,
+                  constraints: Optional[Sequence[Sequence[str]]] = None,
+                  glossary: Optional[Sequence[Tuple[str, str]]] = None,
+                  no_repeat_ngram_size: int = 0, repetition_penalty: float = 1.0,
+                  alignment: bool = False, alignment_threshold: float = 1.0,
+                  return_details: bool = False
+                  ) -> Union[List[str], List[List[str]], List[List[Tuple[str, float]]],
+                             List[Dict[str, Any]], List[List[Dict[str, Any]]]]: ...
     def translate_file(self, source: str, target: str, *,
                        progress: Union[bool, Callable[[int, int], None], None] = False) -> None: ...
-    def score(self, sources: Sequence[str], targets: Sequence[str]) -> List[float]: ...
+    def score(self, sources: Sequence[str], targets: Sequence[str], *,
+              alignment: bool = False) -> Union[List[float], List[Tuple[float, Dict[str, Any]]]]: ...
     def state_dict(self) -> Dict[str, torch.Tensor]: ...
 
 class Problem:

@@ -148,3 +148,30 @@ def test_errors_are_python_exceptions(run, sources, tmp_path):
     with pytest.raises(t2t.Error, match="pair 2 has an empty target"):
         tr.score(["a", "b"], ["c", " "])
     assert issubclass(t2t.Error, RuntimeError)
+
+
+def test_terms_prefixes_alignments_and_ensembles(run, sources, tmp_path):
+    tr = translator(run)
+    texts = ["I like music.", "Where is the station?"]
+    out = tr.translate(texts, prefix=["", "请问"], constraints=[["音乐"], []],
+                       glossary=[("station", "车站")], return_details=True)
+    assert "音乐" in out[0]["text"]
+    assert out[1]["text"].startswith("请问") and "车站" in out[1]["text"]
+    assert out[0]["constraints"] == ["音乐"] and out[0]["constraints_met"] == [True]
+    aligned = tr.translate(texts[:1], alignment=True)[0]
+    a = aligned["alignment"]
+    assert a["source_words"] == ["I", "like", "music", "."]
+    assert len(a["soft"]) == len(a["target_words"])
+    assert all(0 <= i < 4 and 0 <= j < len(a["target_words"]) for i, j in a["hard"])
+    (score, pair), = tr.score(["I like music."], ["我喜欢音乐。"], alignment=True)
+    assert score < 0 and pair["hard"]
+    with pytest.raises(t2t.Error, match="beam_size"):
+        tr.translate(["Hello."], constraints=[["我", "你", "他", "她"]])
+    with pytest.raises(t2t.Error, match="prefix"):
+        tr.translate(["Hello.", "Hi."], prefix=["我"])
+    glossary = tmp_path / "glossary.tsv"
+    glossary.write_text("music\t音乐\n", encoding="utf-8")
+    assert "音乐" in translator(run, glossary=str(glossary)).translate(["I like music."])[0]
+    # A model with itself is the model.
+    pair_model = translator(run, ensemble=[run.out], ensemble_weights=[1, 1])
+    assert pair_model.translate(sources[:4]) == tr.translate(sources[:4])

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "t2t/core/runtime.h"
+#include "t2t/core/file_util.h"
 #include "tests/support/sample_run.h"
 #include "tests/support/serve_process.h"
 #include "tests/support/t2t_fixture.h"
@@ -629,4 +630,56 @@ TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
   CHECK(newer["reloaded"] == true);
   CHECK_THAT(newer["checkpoint"].get<std::string>(), Catch::EndsWith("model.ckpt-30"));
   CHECK(server.stop() == 0);
+}
+
+TEST_CASE("t2t-serve takes prefixes, terms, a glossary and alignments in its JSON",
+          "[serve][e2e]") {
+  const auto& t = trained();
+  TempDir dir("serve_guided");
+  t2t::write_file_atomic(dir / "glossary.tsv", "station\t车站\n");
+  ServeProcess server(server_flags(t, "--glossary=" + (dir / "glossary.tsv")), dir / "serve.log");
+  REQUIRE(server.ok());
+  const std::vector<std::string> texts = {"I like music.", "Where is the station?", ""};
+  auto [status, answer] = post(server.port(), "/v1/translate",
+                               texts_body(texts, {{"beam_size", 4},
+                                                  {"prefix", {"", "请问", ""}},
+                                                  {"constraints", {{"音乐", "北京"}, json::array(), json::array()}},
+                                                  {"alignment", true},
+                                                  {"no_repeat_ngram_size", 3}}));
+  INFO(answer.dump());
+  REQUIRE(status == 200);
+  const auto& out = answer["translations"];
+  REQUIRE(out.size() == 3);
+  const std::string first = out[0], second = out[1];
+  CHECK(first.find("音乐") != std::string::npos);
+  CHECK(first.find("北京") != std::string::npos);
+  CHECK(second.rfind("请问", 0) == 0);
+  CHECK(second.find("车站") != std::string::npos);  // the server's glossary
+  CHECK(out[2] == "");
+  CHECK(answer["constraints"][0] == json({"音乐", "北京"}));
+  CHECK(answer["constraints"][1] == json({"车站"}));
+  CHECK(answer["constraints_met"][0] == json({true, true}));
+  const auto& a = answer["alignments"][0];
+  CHECK(a["source_words"] == json({"I", "like", "music", "."}));
+  REQUIRE(a["soft"].size() == a["target_words"].size());
+  for (const auto& pair : a["hard"]) {
+    CHECK(pair[0].get<int64_t>() < 4);
+    CHECK(pair[1].get<int64_t>() < static_cast<int64_t>(a["target_words"].size()));
+  }
+  CHECK(answer["alignments"][2] == json::object());
+  // A request-level glossary, and the errors that name the field.
+  auto [s2, two] = post(server.port(), "/v1/translate",
+                        texts_body({"I like music."},
+                                   {{"glossary", json::array({json::array({"music", "电影"})})}}));
+  INFO(two.dump());
+  REQUIRE(s2 == 200);
+  CHECK(two["translations"][0].get<std::string>().find("电影") != std::string::npos);
+  auto [s3, bad] = post(server.port(), "/v1/translate",
+                        texts_body({"Hello."}, {{"constraints", {{"我", "你", "他", "她"}}}}));
+  CHECK(s3 == 400);
+  CHECK(bad["error"].get<std::string>().find("\"beam_size\"") != std::string::npos);
+  auto [s4, bad2] = post(server.port(), "/v1/translate",
+                         texts_body({"Hello.", "Hi."}, {{"prefix", {"我"}}}));
+  CHECK(s4 == 400);
+  CHECK(bad2["error"].get<std::string>().find("\"prefix\" has 1 entries") != std::string::npos);
 }
