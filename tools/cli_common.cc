@@ -158,7 +158,8 @@ void add_decoding_flags(cxxopts::Options& options) {
       ("decode_hparams", "Comma-separated decoding settings, e.g. 'beam_size=4,alpha=0.6'. "
        "Keys: beam_size, alpha, extra_length, batch_size, return_beams, write_beam_scores, "
        "patience (0: T2T's stopping test; 2: also stop as CTranslate2, faster, rarely another "
-       "result), ... (README, t2t-decoder)",
+       "result), no_repeat_ngram_size, repetition_penalty, alignment (hard, soft or a "
+       "threshold), alignment_layer, alignment_head, batch_tokens, ... (README, t2t-decoder)",
        value<std::string>()->default_value(""))
       ("checkpoint_path", "Checkpoint to load (default: the latest in --output_dir).",
        value<std::string>()->default_value(""))
@@ -237,6 +238,7 @@ std::string flag_spelling(const std::string& option) {
   if (option == "constraints") return "--constraints_file";
   if (option == "prefix") return "--prefix_file";
   if (option == "main_weight") return "--ensemble_weights";
+  if (option == "alignment_threshold") return "--decode_hparams alignment";
   return "--" + option;
 }
 
