@@ -142,8 +142,9 @@ LoadedModel Translator::load_ensemble(const std::string& checkpoint) const {
   // One problem, one target vocabulary: a member of another size failed
   // to load above.
   const int64_t vocab = main.encoders.targets ? main.encoders.targets->vocab_size() : 0;
+  std::vector<int64_t> vocab_sizes(weights.size(), vocab);
   main.model = std::make_shared<EnsembleModel>(std::move(members), std::move(weights),
-                                               std::vector<int64_t>(weights.size(), vocab));
+                                               std::move(vocab_sizes));
   main.model->eval();
   return main;
 }
