@@ -124,6 +124,9 @@ int serve(const cxxopts::ParseResult& flags) {
   if (!(config.shutdown_timeout_s >= 0)) throw UsageError("--shutdown_timeout must be >= 0");
   config.watch_checkpoints_s = flags["watch_checkpoints"].as<double>();
   if (!(config.watch_checkpoints_s >= 0)) throw UsageError("--watch_checkpoints must be >= 0");
+  if (config.watch_checkpoints_s > 0 && !flags["ensemble"].as<std::string>().empty())
+    throw UsageError("--watch_checkpoints reloads one model; an --ensemble is not reloaded "
+                     "(its members' newer checkpoints would not come together)");
 
   const std::string decode_hparams = flags["decode_hparams"].as<std::string>();
   refuse_file_decode_hparams(decode_hparams);

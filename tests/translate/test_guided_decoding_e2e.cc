@@ -168,4 +168,8 @@ TEST_CASE("t2t-decoder refuses terms and prefixes it cannot honour, naming the f
   r = run_command(t.decoder(kDecode + " --decode_from_file=" + in + " --alignment_file=x"));
   CHECK(r.exit_code == 2);
   CHECK(contains(r.output, "--alignment_file needs --decode_hparams alignment"));
+  // A server does not watch for newer checkpoints of an ensemble.
+  r = run_command("./t2t-serve " + t.model_flags() + " --watch_checkpoints=5 --ensemble=" + t.run);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "an --ensemble is not reloaded"));
 }
