@@ -180,6 +180,10 @@ TranslateRequest parse_translate_request(const std::string& body, const Translat
   return request;
 }
 
+ApiError request_error(const OptionError& e) {
+  return ApiError(400, e.render([](const std::string& field) { return "\"" + field + "\""; }));
+}
+
 SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server) {
   SearchRequest search;
   search.beam_size = request.beam_size;
@@ -193,7 +197,7 @@ SearchOptions request_search(const TranslateRequest& request, const SearchOption
   try {
     return apply_search_request(server, search);
   } catch (const OptionError& e) {
-    throw ApiError(400, e.render([](const std::string& field) { return "\"" + field + "\""; }));
+    throw request_error(e);
   }
 }
 

@@ -65,6 +65,10 @@ struct TranslateRequest {
 TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits,
                                          const OptionSpelling& spell = nullptr);
 
+// A 400 whose message names the request's JSON fields ("beam_size" in
+// quotes) where `e` names options.
+ApiError request_error(const OptionError& e);
+
 // The server's search with the request on top (apply_search_request).
 // Throws ApiError (400) naming the field at fault.
 SearchOptions request_search(const TranslateRequest& request, const SearchOptions& server);

@@ -251,8 +251,7 @@ void Server::translate(const httplib::Request& req, httplib::Response& res) {
       guided = translator_.guide(*model, request.texts, sources, request.guides, request.glossary,
                                  search);
     } catch (const OptionError& e) {
-      // Named as the request's fields, as request_search() names them.
-      throw ApiError(400, e.render([](const std::string& f) { return "\"" + f + "\""; }));
+      throw request_error(e);
     } catch (const Error& e) {
       throw ApiError(400, e.what());
     }
