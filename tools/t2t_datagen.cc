@@ -8,6 +8,7 @@
 #include "t2t/core/string_util.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
+#include "t2t/data/text_problem.h"
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/text_encoder.h"
@@ -29,6 +30,12 @@ void add_datagen_flags(cxxopts::Options& options) {
        value<int64_t>()->default_value("0"))
       ("max_line_bytes", "Drop (and count) pairs with a side longer than this many bytes; "
        "-1 = the problem's own limit, 0 = none.", value<int64_t>()->default_value("-1"))
+      ("train_alignments", "A word-alignment file for guided-alignment training (the "
+       "trainer's guided_alignment_weight hparam): one Pharaoh line ('0-0 1-2 2-1', source-"
+       "target word indices, as eflomal and fast_align write them) per pair of the problem's "
+       "raw training data, in order. Words are counted as t2t counts them: t2t.alignment_words() "
+       "in Python splits a line so. Written into the training shards as the 'alignment' feature.",
+       value<std::string>()->default_value(""))
       ("only_list", "List the problems --problem selects (every registered one without "
        "--problem) and exit.")
       ("inspect", "Print statistics and the first examples of this TFRecord file, decoded to "
@@ -208,11 +215,20 @@ int generate(const cxxopts::ParseResult& flags) {
   options.seed = flags["random_seed"].as<uint64_t>();
   options.max_cases = max_cases;
   options.max_line_bytes = flags["max_line_bytes"].as<int64_t>();
+  options.train_alignments = flags["train_alignments"].as<std::string>();
+  if (!options.train_alignments.empty() && problems.size() > 1)
+    throw t2t::cli::UsageError("--train_alignments is line-parallel to one problem's training "
+                               "data, but --problem selects " + std::to_string(problems.size()) +
+                               " (" + t2t::join(problems, ", ") + "): generate that one alone");
   if (problems.size() > 1)
     spdlog::info("generating {} problems: {}", problems.size(), t2t::join(problems, ", "));
   const t2t::Stopwatch all;
   for (const auto& name : problems) {
     auto problem = t2t::create_problem(name);
+    if (!options.train_alignments.empty() &&
+        dynamic_cast<t2t::Text2TextProblem*>(problem.get()) == nullptr)
+      throw t2t::cli::UsageError("--train_alignments needs a text-to-text problem; " + name +
+                                 " is not one");
     const t2t::Stopwatch timer;
     spdlog::info("generating {} into {} (raw data in {})", name, data_dir, tmp_dir);
     problem->generate_data(data_dir, tmp_dir, options);

@@ -17,6 +17,7 @@
 #include "t2t/io/example.h"
 #include "t2t/io/tfrecord.h"
 #include "t2t/model/model_registry.h"
+#include "t2t/text/alignment_words.h"
 #include "t2t/text/text_encoder.h"
 
 namespace py = pybind11;
@@ -113,6 +114,18 @@ gives are those its datagen writes into the shards.
       .def("__iter__", [](ExampleReader& r) -> ExampleReader& { return r; })
       .def("__next__", &ExampleReader::next);
 
+  m.def(
+      "alignment_words",
+      [](const std::string& text) {
+        std::vector<std::string> out;
+        for (std::string_view w : word_texts(text, alignment_words(text))) out.emplace_back(w);
+        return out;
+      },
+      py::arg("text"),
+      "The words of text as t2t's word alignments count them (what Pharaoh indices refer to): "
+      "letters and digits run together, each Chinese or Japanese character or Hangul syllable "
+      "is a word, punctuation stands apart. ' '.join(...) of each line is what to give an "
+      "aligner (eflomal, fast_align) for t2t-datagen --train_alignments.");
   m.def("problems", [] { return problem_registry().names(); }, "Registered problem names.");
   m.def("models", [] { return model_registry().names(); }, "Registered model names.");
   m.def("hparams_sets", [] { return hparams_registry().names(); },

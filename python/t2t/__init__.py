@@ -35,6 +35,7 @@ from ._t2t import (  # noqa: E402,F401
     Error,
     Problem,
     Translator,
+    alignment_words,
     bleu,
     load_state_dict,
     load_usr_dir,

@@ -208,6 +208,8 @@ void BatchReader::run() {
       if (more && options_.pin_memory) {
         item.batch.inputs = item.batch.inputs.pin_memory();
         item.batch.targets = item.batch.targets.pin_memory();
+        if (item.batch.alignment.defined())
+          item.batch.alignment = item.batch.alignment.pin_memory();
       }
       std::unique_lock<std::mutex> lock(mutex_);
       not_full_.wait(lock, [&] {

@@ -53,6 +53,10 @@ struct Batch {
   at::Tensor inputs;
   // [batch, max target length in the batch], int64, padded with 0.
   at::Tensor targets;
+  // [links, 3] int64 (row, target position, input position): the word
+  // alignments of guided-alignment training, carried to tokens. Undefined
+  // when no example of the batch has an "alignment" feature.
+  at::Tensor alignment;
   int64_t input_tokens = 0;   // non-padding tokens in inputs
   int64_t target_tokens = 0;  // non-padding tokens in targets
   int64_t size() const;       // examples

@@ -128,6 +128,28 @@ void ExampleSource::decode(const std::string& record, const RecordAddress& addre
   };
   cut(&ex->inputs, options_.max_input_seq_length);
   cut(&ex->targets, options_.max_target_seq_length);
+  auto links = f.find("alignment");
+  ex->aligned = links != f.end();
+  ex->alignment.clear();
+  if (ex->aligned) {
+    const std::vector<int64_t>& flat = links->second;
+    if (flat.size() % 2 != 0)
+      throw Error("record " + std::to_string(address.record) + " of " +
+                  files_[static_cast<size_t>(address.file)] +
+                  " has an 'alignment' feature of odd length " + std::to_string(flat.size()) +
+                  ": it holds (source position, target position) pairs");
+    // The files hold (source, target) pairs of the data's direction.
+    const size_t in = options_.reversed ? 1 : 0, out = 1 - in;
+    for (size_t k = 0; k + 1 < flat.size(); k += 2) {
+      const int64_t i = flat[k + in], t = flat[k + out];
+      if (i < 0 || t < 0) continue;
+      if (i >= static_cast<int64_t>(ex->inputs.size()) ||
+          t >= static_cast<int64_t>(ex->targets.size()))
+        continue;
+      ex->alignment.push_back(i);
+      ex->alignment.push_back(t);
+    }
+  }
   ex->length = static_cast<int64_t>(std::max(ex->inputs.size(), ex->targets.size()));
 }
 

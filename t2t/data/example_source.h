@@ -25,6 +25,11 @@ struct DecodedExample {
   std::vector<int64_t> inputs;
   std::vector<int64_t> targets;
   int64_t length = 0;  // the longer of inputs and targets
+  // The "alignment" feature (alignment_feature.h) turned to the model's
+  // direction: input position, target position, ...; links cut off with
+  // their tokens are gone. `aligned`: the record has the feature.
+  bool aligned = false;
+  std::vector<int64_t> alignment;
 };
 
 class ExampleSource {

@@ -43,6 +43,25 @@ void pad_batch(std::vector<DecodedExample>* examples, Batch* batch,
     batch->input_tokens += count_nonpad(e.inputs);
     batch->target_tokens += count_nonpad(e.targets);
   }
+  int64_t links = 0;
+  bool aligned = false;
+  for (const DecodedExample& e : *examples) {
+    aligned = aligned || e.aligned;
+    links += static_cast<int64_t>(e.alignment.size() / 2);
+  }
+  batch->alignment = at::Tensor();
+  if (aligned) {
+    batch->alignment = at::empty({links, 3}, at::kLong);
+    int64_t* a = batch->alignment.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& flat = (*examples)[static_cast<size_t>(i)].alignment;
+      for (size_t k = 0; k + 1 < flat.size(); k += 2) {
+        *a++ = i;
+        *a++ = flat[k + 1];
+        *a++ = flat[k];
+      }
+    }
+  }
   if (rows) {
     rows->clear();
     for (const DecodedExample& e : *examples) rows->push_back(e.address);

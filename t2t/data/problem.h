@@ -29,6 +29,10 @@ struct GenerateOptions {
   uint64_t seed = 429459;       // T2T's datagen default
   int64_t max_cases = 0;        // per split; 0: all
   int64_t max_line_bytes = -1;  // -1: the problem's own limit; 0: none
+  // A Pharaoh word-alignment file, one line per raw training pair: written
+  // into the training shards as the "alignment" feature that
+  // guided-alignment training reads. "": none.
+  std::string train_alignments;
 };
 
 // The encoders of the "inputs" and "targets" features. `shared`: the very

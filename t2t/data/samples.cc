@@ -8,6 +8,7 @@
 #include "t2t/core/hash.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
+#include "t2t/text/pharaoh.h"
 #include "t2t/text/utf8.h"
 
 namespace t2t {
@@ -65,6 +66,32 @@ bool ParallelTextReader::next(TextPair* pair) {
   }
   if (has_source) ++line_;
   return has_source;
+}
+
+AlignedStream::AlignedStream(std::unique_ptr<SampleStream> inner, std::string alignment_path)
+    : inner_(std::move(inner)), path_(std::move(alignment_path)), in_(path_, std::ios::binary) {
+  if (!in_)
+    throw OptionError("train_alignments", "cannot open the alignment file '" + path_ + "' ({train_alignments}): " +
+                                              std::strerror(errno));
+}
+
+bool AlignedStream::next(TextPair* pair) {
+  const bool has_pair = inner_->next(pair);
+  std::string line;
+  const bool has_line = read_line(in_, &line);
+  if (has_pair != has_line)
+    throw Error("alignment file '" + path_ + "' has " +
+                (has_pair ? "only " + std::to_string(line_) + " lines but the training data goes on"
+                          : "more lines than the training data's " + std::to_string(line_) +
+                                " pairs") +
+                ": it needs one line per training pair, in the order of the problem's raw "
+                "training data");
+  if (!has_pair) return false;
+  ++line_;
+  pair->aligned = true;
+  pair->alignment_where = "alignment file '" + path_ + "' line " + std::to_string(line_);
+  pair->alignment = parse_pharaoh(line, pair->alignment_where);
+  return true;
 }
 
 TabSeparatedReader::TabSeparatedReader(std::string path)

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t2t {
@@ -14,6 +15,11 @@ namespace t2t {
 struct TextPair {
   std::string source;
   std::string target;
+  // The pair's word alignment (source word, target word), set by an
+  // AlignedStream; `alignment_where` names its line for errors.
+  bool aligned = false;
+  std::vector<std::pair<int64_t, int64_t>> alignment;
+  std::string alignment_where;
 };
 
 // What was dropped on the way, reported once a split is written.
@@ -101,6 +107,23 @@ class HashSplitStream : public SampleStream {
   std::unique_ptr<SampleStream> inner_;
   bool dev_;
   int every_;
+};
+
+// The inner stream's pairs, each with its line of a Pharaoh alignment file
+// (parsed; "" is a pair without links) read alongside, before any pair is
+// filtered, so that the file is line-parallel to the raw pairs. A file
+// shorter or longer than the stream is an error naming it.
+class AlignedStream : public SampleStream {
+ public:
+  AlignedStream(std::unique_ptr<SampleStream> inner, std::string alignment_path);
+  bool next(TextPair* pair) override;
+  int64_t text_bytes() const override { return inner_->text_bytes(); }
+
+ private:
+  std::unique_ptr<SampleStream> inner_;
+  std::string path_;
+  std::ifstream in_;
+  int64_t line_ = 0;
 };
 
 // Trims; drops (and counts, warning about the first few) pairs with an

@@ -1,6 +1,7 @@
 #include "t2t/data/text_problem.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -9,9 +10,11 @@
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
+#include "t2t/data/alignment_feature.h"
 #include "t2t/data/disk_space.h"
 #include "t2t/data/shard_writer.h"
 #include "t2t/io/example.h"
+#include "t2t/io/tfrecord.h"
 #include "t2t/text/text_encoder.h"
 
 namespace t2t {
@@ -90,6 +93,13 @@ class Reservoir {
   std::mt19937_64 rng_;
   std::vector<std::string> sample_;
 };
+
+// Whether the first record of the shard at `path` has `feature`.
+bool has_feature(const std::string& path, const std::string& feature) {
+  TFRecordReader reader(path);
+  std::string record;
+  return reader.next(&record) && parse_example(record).count(feature) > 0;
+}
 
 }  // namespace
 
@@ -176,15 +186,27 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
   const FeatureEncoders enc = load_encoders(data_dir);
 
   // Each pair becomes a tf.train.Example with int64 features "inputs" and
-  // "targets", EOS appended to both, as T2T writes them.
-  auto encode = [&enc](const TextPair& pair) {
+  // "targets", EOS appended to both, as T2T writes them; an aligned pair
+  // adds "alignment" (alignment_feature.h), empty where its text cannot be
+  // placed on its words.
+  std::atomic<int64_t> unplaced{0};
+  auto encode = [&enc, &unplaced](const TextPair& pair) {
     std::vector<int64_t> inputs = enc.inputs->encode(pair.source);
     std::vector<int64_t> targets = enc.targets->encode(pair.target);
+    Int64Features features;
+    if (pair.aligned) {
+      auto links = token_alignment(*enc.inputs, pair.source, inputs, *enc.targets, pair.target,
+                                   targets, pair.alignment, pair.alignment_where);
+      if (!links) ++unplaced;
+      features["alignment"] = links ? std::move(*links) : std::vector<int64_t>();
+    }
     inputs.push_back(kEosId);
     targets.push_back(kEosId);
-    return EncodedExample{serialize_example({{"inputs", inputs}, {"targets", targets}}),
-                          static_cast<int64_t>(inputs.size()),
-                          static_cast<int64_t>(targets.size())};
+    const auto lengths = std::make_pair(static_cast<int64_t>(inputs.size()),
+                                        static_cast<int64_t>(targets.size()));
+    features["inputs"] = std::move(inputs);
+    features["targets"] = std::move(targets);
+    return EncodedExample{serialize_example(features), lengths.first, lengths.second};
   };
 
   uint64_t split_seed = options.seed;
@@ -192,12 +214,24 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
     ++split_seed;
     const auto paths = data_filepaths(data_dir, split.name);
     if (split_complete(data_dir, split.name)) {
+      if (split.name == "train" && !options.train_alignments.empty() &&
+          !has_feature(paths.front(), "alignment"))
+        throw OptionError("train_alignments",
+                          "the training shards in '" + data_dir +
+                              "' exist without word alignments, and t2t-datagen never overwrites "
+                              "shards: remove " + name() + "-train-* there (or give another "
+                              "{data_dir}) to write them with {train_alignments}");
       spdlog::info("{} {}: all {} shards exist, skipping", name(), split.name, paths.size());
       continue;
     }
-    FilteredStream stream(generate_samples(split.name, tmp_dir), name() + " " + split.name,
+    const bool aligned = split.name == "train" && !options.train_alignments.empty();
+    std::unique_ptr<SampleStream> samples = generate_samples(split.name, tmp_dir);
+    if (aligned)
+      samples = std::make_unique<AlignedStream>(std::move(samples), options.train_alignments);
+    FilteredStream stream(std::move(samples), name() + " " + split.name,
                           options.max_line_bytes < 0 ? max_line_bytes() : options.max_line_bytes,
                           options.max_cases);
+    unplaced = 0;
     ShardWriteResult r = write_shuffled_shards(stream, encode, paths, options.threads, split_seed);
     spdlog::info("{} {}: wrote {} examples into {} shards in {:.1f} s ({:.0f} pairs/s); {}", name(),
                  split.name, r.examples, paths.size(), r.seconds,
@@ -205,6 +239,13 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
     if (r.examples == 0)
       throw Error("problem " + name() + " produced no " + split.name + " examples (" +
                   stream.stats().summary() + ")");
+    if (aligned)
+      spdlog::info("{} {}: word alignments from {} in the shards{}", name(), split.name,
+                   options.train_alignments,
+                   unplaced > 0 ? " (" + std::to_string(unplaced.load()) +
+                                      " pairs without: a vocabulary normalises their text into "
+                                      "other words)"
+                                : std::string());
   }
 }
 

@@ -54,6 +54,14 @@ HParams basic_params1() {
   hp.add("optimizer_multistep_accumulate_steps", int64_t{0});
   hp.add("clip_grad_norm", 2.0);
   hp.add("weight_decay", 1e-6);
+  // t2t's own: guided alignment (Marian's), a cost pulling one head of the
+  // encoder-decoder attention towards the word alignments in the training
+  // shards (t2t-datagen's train_alignments), so that the alignments decoding
+  // reports are good. Weight 0: off. Layer -1: the last; head -1: the mean
+  // of all heads. Decoding reads the same head for alignments.
+  hp.add("guided_alignment_weight", 0.0);
+  hp.add("guided_alignment_layer", int64_t{-1});
+  hp.add("guided_alignment_head", int64_t{0});
   // Learning rate: a product of named factors (see learning_rate_schedule),
   // or "legacy" with learning_rate_decay_scheme.
   hp.add("learning_rate_schedule", std::string("legacy"));

@@ -116,4 +116,25 @@ AccuracyCounts padded_sequence_accuracy(const at::Tensor& logits, const at::Tens
   return {right_rows.sum(), at::scalar_tensor(ids.size(0), ids.options())};
 }
 
+LossSum guided_alignment_cost(const at::Tensor& attention, const at::Tensor& links) {
+  if (!attention.defined() || attention.dim() != 3 || !at::isFloatingType(attention.scalar_type()))
+    throw Error("guided_alignment_cost: attention must be [batch, target_length, input_length] "
+                "floating point, got " + (attention.defined() ? shape_of(attention) : "undefined"));
+  if (!links.defined() || links.dim() != 2 || links.size(1) != 3)
+    throw Error("guided_alignment_cost: links must be [links, 3] (row, target, input), got " +
+                (links.defined() ? shape_of(links) : "undefined"));
+  const auto f32 = attention.options().dtype(at::kFloat);
+  if (links.size(0) == 0) return {at::zeros({}, f32), at::zeros({}, f32)};
+  const auto idx = links.to(attention.device(), at::kLong);
+  const auto row = idx.select(1, 0), target = idx.select(1, 1), input = idx.select(1, 2);
+  // Each target position's links share its weight of 1 (Marian's
+  // normalised alignment matrix).
+  const auto flat = row * attention.size(1) + target;
+  const auto per_position =
+      at::zeros({attention.size(0) * attention.size(1)}, f32).index_add_(0, flat, at::ones_like(flat, f32));
+  const auto weight = per_position.index_select(0, flat).reciprocal();
+  const auto picked = attention.index({row, target, input}).to(at::kFloat);
+  return {-(weight * at::log(picked + 1e-6f)).sum(), per_position.gt(0).sum().to(at::kFloat)};
+}
+
 }  // namespace t2t

@@ -26,6 +26,19 @@ struct LossSum {
 LossSum smoothed_cross_entropy(const at::Tensor& logits, const at::Tensor& labels,
                                double label_smoothing);
 
+// Marian's guided-alignment cost (its "ce"): for every target position
+// with links, minus the mean over its linked input positions of
+// log(attention + 1e-6), summed over those positions, so that it adds to
+// a summed loss as one more term per aligned target token.
+//   attention: [batch, target_length, input_length], any floating type
+//   links: [links, 3] int64 (row, target position, input position), on
+//          attention's device (Batch::alignment)
+// loss_sum: the cost, a float32 scalar differentiable in attention (0
+// without links); weight_sum: the aligned target positions. Links
+// must lie within attention (the reader's do; checking would make a CUDA
+// step wait); bad shapes throw t2t::Error.
+LossSum guided_alignment_cost(const at::Tensor& attention, const at::Tensor& links);
+
 struct AccuracyCounts {
   at::Tensor correct;  // scalar int64
   at::Tensor total;    // scalar int64

@@ -23,6 +23,7 @@ class ProgressLog {
  private:
   int64_t first_step_, last_step_;
   double loss_ = 0, weight_ = 0, tokens_ = 0;
+  double alignment_cost_ = 0, aligned_ = 0;
   Stopwatch since_start_, since_log_;
 };
 

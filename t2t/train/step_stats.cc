@@ -16,6 +16,7 @@ enum Slot : int64_t {
   kRun, kMaxRun,                            // non-finite steps in a row
   kLoss, kTokens, kInputTokens,             // over the applied steps
   kGradNorm,                                // the last applied step's
+  kAlignCost, kAlignPositions,              // guided alignment, applied steps
   kSlots
 };
 
@@ -39,6 +40,12 @@ void StepStats::add(const StepOutcome& s) {
                 at::zeros({3}, sums_.options()));
   sums_.slice(0, kLoss, kInputTokens + 1).add_(kept);
   at::Tensor run = sums_.select(0, kRun);
+  if (s.alignment_cost.defined())
+    sums_.slice(0, kAlignCost, kAlignPositions + 1)
+        .add_(at::where(applied.to(at::kBool),
+                        at::stack({s.alignment_cost.to(at::kDouble),
+                                   s.aligned_positions.to(at::kDouble)}),
+                        at::zeros({2}, sums_.options())));
   run.add_(1.0).mul_(s.nonfinite);
   sums_.select(0, kMaxRun).copy_(at::maximum(sums_.select(0, kMaxRun), run));
   sums_.select(0, kGradNorm).copy_(at::where(applied.to(at::kBool), s.grad_norm,
@@ -84,6 +91,8 @@ StepReport StepStats::take() {
   r.tokens = v[kTokens];
   r.input_tokens = v[kInputTokens];
   r.grad_norm = v[kGradNorm];
+  r.alignment_cost = v[kAlignCost];
+  r.aligned_positions = v[kAlignPositions];
   r.extra.assign(v + kSlots, v + kSlots + extra_);
   return r;
 }

@@ -29,6 +29,10 @@ struct StepReport {
   double tokens = 0;       // target tokens of the applied steps (all workers)
   double input_tokens = 0;  // their input tokens
   double grad_norm = 0;    // the last applied step's norm before clipping
+  // Guided alignment: its cost summed over the applied steps' aligned
+  // target positions (this worker's), and their number.
+  double alignment_cost = 0;
+  double aligned_positions = 0;
   std::vector<double> extra;  // what snapshot() was asked to carry along
 };
 
@@ -36,6 +40,8 @@ struct StepReport {
 // device (skipped, overflow and nonfinite are 0 or 1).
 struct StepOutcome {
   at::Tensor loss_sum, tokens, input_tokens, grad_norm, overflow, nonfinite;
+  // Guided alignment only (else undefined): cost and aligned positions.
+  at::Tensor alignment_cost, aligned_positions;
 };
 
 class StepStats {

@@ -150,6 +150,18 @@ TrainStep::TrainStep(T2TModel& model, torch::optim::Optimizer& optimizer, const 
       communicator_(communicator),
       label_smoothing_(hp.get_float("label_smoothing")),
       clip_norm_(hp.get_float("clip_grad_norm")) {
+  if (hp.has("guided_alignment_weight")) alignment_weight_ = hp.get_float("guided_alignment_weight");
+  if (alignment_weight_ < 0 || !std::isfinite(alignment_weight_))
+    throw OptionError("hparams", "guided_alignment_weight=" + fmt::format("{:g}", alignment_weight_) +
+                                     " must be 0 (off) or positive");
+  if (alignment_weight_ > 0) {
+    if (!model_.reports_attention())
+      throw OptionError("hparams", "guided_alignment_weight=" + fmt::format("{:g}", alignment_weight_) +
+                                       ": this model does not report its encoder-decoder "
+                                       "attention, which guided alignment trains; set it to 0");
+    alignment_probe_.layer = hp.get_int("guided_alignment_layer");
+    alignment_probe_.head = hp.get_int("guided_alignment_head");
+  }
   const std::string mode = effective_mixed_precision(hp, mixed_precision);
   if (mode == mixed_precision) {
     autocast_ = autocast_dtype(mode, device);
@@ -211,6 +223,7 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
 
   // The losses are summed on the device, in float64 as the host would.
   at::Tensor loss_total;
+  at::Tensor alignment;  // guided alignment: [cost, aligned positions]
   at::Tensor counts;
   std::unique_ptr<CollectiveWork> counting;
   for (size_t m = 0; m < micro_batches.size(); ++m) {
@@ -218,13 +231,35 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
     auto inputs = batch.inputs.to(device_, /*non_blocking=*/true);
     auto targets = batch.targets.to(device_, /*non_blocking=*/true);
     LossSum l;
+    at::Tensor trained;
     {
       AutocastScope autocast(device_.type(), autocast_);
       // Padded positions weigh nothing in the loss: only the labelled ones
       // are projected onto the vocabulary.
-      const auto logits = model_.forward_labelled(inputs, targets);
+      at::Tensor logits, attention;
+      if (alignment_weight_ > 0)
+        std::tie(logits, attention) =
+            model_.forward_labelled_with_attention(inputs, targets, alignment_probe_);
+      else
+        logits = model_.forward_labelled(inputs, targets);
       const auto labels = targets.masked_select(targets.ne(0));
       l = smoothed_cross_entropy(logits.unsqueeze(0), labels.unsqueeze(0), label_smoothing_);
+      // The alignment cost trains, but the loss reported stays the
+      // translation's (comparable with runs without it).
+      trained = l.loss_sum;
+      if (alignment_weight_ > 0) {
+        if (!batch.alignment.defined())
+          throw OptionError("hparams",
+                            "guided_alignment_weight=" + fmt::format("{:g}", alignment_weight_) +
+                                " needs word alignments in the training shards, which have none: "
+                                "write them with t2t-datagen's train_alignments option "
+                                "(a Pharaoh file parallel to the training data)");
+        const LossSum cost = guided_alignment_cost(
+            attention, batch.alignment.to(device_, /*non_blocking=*/true));
+        trained = trained + alignment_weight_ * cost.loss_sum;
+        const auto c = torch::stack({cost.loss_sum.detach(), cost.weight_sum}).to(torch::kFloat64);
+        alignment = alignment.defined() ? alignment + c : c;
+      }
     }
     const at::Tensor loss = l.loss_sum.detach().to(torch::kFloat64);
     loss_total = loss_total.defined() ? loss_total + loss : loss;
@@ -241,9 +276,9 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
       reducer_->arm(local_tokens);
     }
     if (scaling_)
-      (l.loss_sum * (scale_ / local_norm)).backward();
+      (trained * (scale_ / local_norm)).backward();
     else
-      (l.loss_sum * (1.0 / local_norm)).backward();
+      (trained * (1.0 / local_norm)).backward();
   }
 
   StepOutcome out;
@@ -260,6 +295,10 @@ StepOutcome TrainStep::queue_step(const std::vector<Batch>& micro_batches, doubl
   } else {
     out.tokens = torch::full({}, local_tokens, f64);
     out.input_tokens = torch::full({}, local_inputs, f64);
+  }
+  if (alignment.defined()) {
+    out.alignment_cost = alignment.select(0, 0);
+    out.aligned_positions = alignment.select(0, 1);
   }
   const at::Tensor found_inf = settle(grads, loss_total, out);
   optimizer_.step_unless(found_inf);
@@ -322,6 +361,10 @@ StepResult TrainStep::run(const std::vector<Batch>& micro_batches, double lr) {
 // ---- static shapes and CUDA graphs -----------------------------------------
 
 void TrainStep::use_static_shapes(const BatchingScheme& scheme, bool graphs) {
+  if (alignment_weight_ > 0)
+    throw OptionError("hparams", "guided_alignment_weight=" + fmt::format("{:g}", alignment_weight_) +
+                                     " trains with batches of their own shapes: it cannot run "
+                                     "with static shapes or CUDA graphs");
   if (graphs && !device_.is_cuda())
     throw Error("CUDA graphs need a CUDA device; this step runs on " + device_.str());
   static_ = true;

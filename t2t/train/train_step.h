@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "t2t/data/batching.h"
+#include "t2t/model/attention_probe.h"
 #include "t2t/train/step_stats.h"
 
 namespace torch {
@@ -122,6 +123,9 @@ class TrainStep {
   std::unique_ptr<GradientReducer> reducer_;
   double label_smoothing_;
   double clip_norm_;
+  // Guided alignment (hparams guided_alignment_*): 0 = off.
+  double alignment_weight_ = 0;
+  AttentionProbe alignment_probe_;
   // fp16: T2T's schedule, a scale from 2^15 that halves on overflow and
   // doubles after 2000 good steps, kept on the device.
   bool scaling_ = false;

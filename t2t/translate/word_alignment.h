@@ -14,25 +14,10 @@
 #include <vector>
 
 #include "t2t/text/alignment_words.h"
+#include "t2t/text/pharaoh.h"
+#include "t2t/text/token_spans.h"
 
 namespace t2t {
-
-class TextEncoder;
-
-// The byte span of each id's text within the decode of `ids` without its
-// reserved ids (padding, EOS), which is the text to align. Found by
-// decoding growing prefixes: id k spans from the end of the last prefix
-// that was a prefix of the whole text to the end of ids[0..k]'s decode.
-// Where that decode is no prefix of the whole (half of a UTF-8 character
-// from a byte encoder), or adds nothing, the id gets an empty span at the
-// end of the previous one and the id that completes the text owns it.
-// Reserved ids get empty spans too. Quadratic in ids.size(): meant for
-// sentences.
-std::vector<WordSpan> token_spans(const TextEncoder& encoder, const std::vector<int64_t>& ids);
-
-// The text token_spans() places the ids in: decode() of the ids less the
-// reserved ones.
-std::string alignment_text(const TextEncoder& encoder, const std::vector<int64_t>& ids);
 
 struct WordAlignment {
   std::vector<std::string> source_words, target_words;
@@ -60,16 +45,6 @@ WordAlignment align_words(std::string_view source_text,
                           std::string_view target_text,
                           const std::vector<WordSpan>& target_token_spans,
                           const std::vector<std::vector<float>>& attention, double threshold);
-
-// Pharaoh format, "i-j i-j" (source-target, 0-based), in the given order;
-// "" for no pairs.
-std::string pharaoh(const std::vector<std::pair<int64_t, int64_t>>& hard);
-
-// One Pharaoh line back to pairs, in the order written; blanks (spaces,
-// tabs, a final '\r') separate them. Throws t2t::Error naming `where`
-// (e.g. "align.txt line 3") and the bad pair.
-std::vector<std::pair<int64_t, int64_t>> parse_pharaoh(std::string_view line,
-                                                       const std::string& where);
 
 // Marian's soft alignment text: the target words separated by spaces, each
 // a comma-separated list of its source-word weights written short ("%.3g":
