@@ -29,6 +29,7 @@ T2T_APT_PACKAGES=(
   libsentencepiece-dev libyaml-cpp-dev libspdlog-dev libcxxopts-dev catch2
   libprotobuf-dev protobuf-compiler libcurl4-openssl-dev libarchive-dev libgloo-dev
   libtcmalloc-minimal4 zip libcpp-httplib-dev nlohmann-json3-dev patchelf
+  chromium  # the tests open t2t-serve's page in it, headless
 )
 
 install_debian_packages() {

@@ -19,6 +19,7 @@
 #include "t2t/serve/api_keys.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/stop_signals.h"
+#include "t2t/serve/web_page.h"
 #include "t2t/translate/batch_translator.h"
 #include "t2t/translate/translator.h"
 
@@ -27,12 +28,13 @@ namespace t2t {
 namespace {
 
 const char* const kEndpoints =
-    "POST /v1/translate, POST /v1/reload, GET /health, GET /ready, GET /metrics";
+    "POST /v1/translate, POST /v1/reload, GET /health, GET /ready, GET /metrics, and GET / (a "
+    "page to try the model in a browser)";
 
 // The path as a metrics label: the known ones, else "other", so that
 // clients probing random paths cannot grow the label set.
 std::string path_label(const std::string& path) {
-  for (const char* known : {"/v1/translate", "/v1/reload", "/health", "/ready", "/metrics"})
+  for (const char* known : {"/v1/translate", "/v1/reload", "/health", "/ready", "/metrics", "/"})
     if (path == known) return path;
   return "other";
 }
@@ -130,6 +132,15 @@ void Server::setup_http() {
       return httplib::Server::HandlerResponse::Unhandled;
     if (keys_.allows(req.get_header_value("Authorization")))
       return httplib::Server::HandlerResponse::Unhandled;
+    // A browser cannot send the header when it opens the page: there the
+    // key may come as ?key=, and the page sends it on as the header.
+    if (req.path == "/") {
+      if (req.has_param("key") && keys_.allows("Bearer " + req.get_param_value("key")))
+        return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 401;
+      res.set_content(web_page_key_needed(), "text/html; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     res.set_header("WWW-Authenticate", "Bearer");
     answer_error(res, 401, "missing or wrong API key: send the header 'Authorization: Bearer KEY' "
                            "with a key of the server's " + option("api_key_file"));
@@ -185,6 +196,15 @@ void Server::setup_http() {
         return body.size() <= 4096;
       });
     reload(body, res);
+  });
+  http_.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    // Everything is inline: the page may load nothing from elsewhere.
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                   "connect-src 'self'; img-src 'self'");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(web_page(), "text/html; charset=utf-8");
   });
   http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     answer(res, 200, nlohmann::json{{"status", "alive"}}.dump());
