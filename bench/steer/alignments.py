@@ -10,8 +10,8 @@
   alignments.py aer --reference REF --hypothesis HYP
       Alignment error rate of HYP against REF, every reference link sure:
       1 - 2|A & S| / (|A| + |S|), summed over the corpus.
-  alignments.py terms --align A --source SRC --reference REF --out FILE [--seed N]
-      One to three reference terms per line for constrained decoding: target
+  alignments.py terms --align A --source SRC --reference REF --out FILE [--seed N] [--most 3]
+      One to --most reference terms per line for constrained decoding: target
       word runs (of two or more characters for Chinese) whose links all lead
       to one source word, chosen at random; one tab-separated line per pair.
 """
@@ -148,7 +148,7 @@ def terms(args):
                 continue
             candidates.append(text)
         rng.shuffle(candidates)
-        chosen = candidates[:rng.randint(1, 3)]
+        chosen = candidates[:rng.randint(1, args.most)]
         out.append("\t".join(chosen))
     write_lines(args.out, out)
     used = sum(1 for line in out if line)
@@ -172,6 +172,7 @@ def main():
     t.add_argument("--reference", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--most", type=int, default=3, help="at most this many terms a line")
     args = p.parse_args()
     {"make": make, "aer": aer, "terms": terms}[args.command](args)
 

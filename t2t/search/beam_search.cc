@@ -504,7 +504,9 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
         const Beam& from = b.alive[x.beam];
         Beam g(from.ids, x.log_prob, x.id == kEosId);
         g.ids.push_back(x.id);
-        if (constrained) g.constraints = from.constraints.advance(guide.constraints, x.id);
+        if (constrained)
+          g.constraints =
+              from.constraints.advance(guide.constraints, x.id, &guide.constraint_texts);
         if (probed.defined()) {
           g.attention = from.attention;
           append_attention(g.attention, probed, i == 0 ? r : r * K + x.beam,
@@ -530,7 +532,8 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
           if (cands[j].id == kEosId || !std::isfinite(cands[j].score)) continue;
           scores[j] = cands[j].score;
           banks[j] = b.alive[cands[j].beam]
-                         .constraints.advance(guide.constraints, cands[j].id)
+                         .constraints.advance(guide.constraints, cands[j].id,
+                                              &guide.constraint_texts)
                          .progress(guide.constraints);
         }
         alive_pick = allocate_beams(scores, banks, K);
@@ -590,6 +593,16 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
         met = met || (b.best_ended && b.ended >= enough_ended);
       }
       const int64_t s = set.sentence[r];
+      // With terms, most alive hypotheses lack some and may not end yet,
+      // and the bound above would wait for them to the decode length: as
+      // fairseq does, a constrained sentence looks at those that hold every
+      // term only (none: it is settled once its finished slots are).
+      if (!met && !guide_of(guides, s).constraints.empty()) {
+        float best = -inf;
+        for (const Beam& h : b.alive)
+          if (h.constraints.all_met()) best = std::max(best, h.value);
+        met = settled_score > best / b.max_penalty;
+      }
       if (set.settled[s]) continue;  // kept in the batch (drop_finished off), its result given
       if (i + 1 >= set.decode_length[s] || met) {
         results[s] = collect(b, options.num_return, set.input_length[s],

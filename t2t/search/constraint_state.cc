@@ -10,7 +10,44 @@ ConstraintState ConstraintState::start(const Phrases& phrases) {
   return s;
 }
 
-ConstraintState ConstraintState::advance(const Phrases& phrases, int64_t id) const {
+std::string without_spaces(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') continue;
+    if (text.compare(i, 3, "\xE3\x80\x80") == 0 || text.compare(i, 3, "\xE2\x96\x81") == 0) {
+      i += 2;  // U+3000 ideographic space, U+2581 SentencePiece's space
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+ConstraintState ConstraintState::advance(const Phrases& phrases, int64_t id,
+                                         const PhraseTexts* texts) const {
+  ConstraintState s = advance_ids(phrases, id);
+  if (!texts || texts->empty()) return s;
+  const auto& id_texts = *texts->id_texts;
+  if (id >= 0 && static_cast<size_t>(id) < id_texts.size()) s.tail += id_texts[id];
+  size_t longest = 0;
+  for (size_t q = 0; q < texts->terms.size() && q < s.met.size(); ++q) {
+    const std::string& term = texts->terms[q];
+    longest = std::max(longest, term.size());
+    if (s.met[q] || term.empty() || s.tail.find(term) == std::string::npos) continue;
+    s.met[q] = 1;
+    if (s.phrase == static_cast<int64_t>(q)) {
+      s.phrase = -1;
+      s.position = 0;
+    }
+  }
+  // Only a term's first bytes less one can still be waiting for the rest.
+  if (longest > 0 && s.tail.size() > longest - 1) s.tail.erase(0, s.tail.size() - (longest - 1));
+  return s;
+}
+
+ConstraintState ConstraintState::advance_ids(const Phrases& phrases, int64_t id) const {
   ConstraintState s = *this;
   if (phrase >= 0) {
     const auto& p = phrases[phrase];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "t2t/search/constraint_state.h"
 #include "t2t/search/search_options.h"
 
 namespace t2t {
@@ -19,6 +20,9 @@ struct TargetGuide {
   // hypotheses that meet some of them in the beam, and a hypothesis ends
   // only once it meets all.
   std::vector<std::vector<int64_t>> constraints;
+  // The phrases' texts, where the caller knows them (constraint_state.h):
+  // then a phrase is met however the output's tokens spell it.
+  PhraseTexts constraint_texts;
 
   bool empty() const { return prefix.empty() && constraints.empty(); }
   // Constraint ids over all phrases.

@@ -27,6 +27,8 @@
 #include "t2t/model/skip_init.h"
 #include "t2t/model/t2t_model.h"
 #include "t2t/text/alignment_words.h"
+#include "t2t/search/constraint_state.h"
+#include "t2t/text/sentencepiece_encoder.h"
 #include "t2t/text/subword_text_encoder.h"
 #include "t2t/text/text_encoder.h"
 #include "t2t/text/utf8.h"
@@ -126,12 +128,32 @@ std::vector<int64_t> BatchTranslator::encode_target(const std::string& line) {
   return ids;
 }
 
-std::vector<int64_t> BatchTranslator::encode_target_fragment(const std::string& text) const {
+std::vector<int64_t> BatchTranslator::encode_target_fragment(const std::string& text,
+                                                             bool term) const {
   const std::string stripped = u32_to_utf8(python_strip(utf8_to_u32(utf8_replace_invalid(text))));
   const std::u32string u = utf8_to_u32(stripped);
   const auto* subword = dynamic_cast<const SubwordTextEncoder*>(target_encoder_.get());
   if (subword && !u.empty() && is_cjk_word_char(u.back())) return subword->encode_open(stripped);
-  return target_encoder_->encode(stripped);
+  std::vector<int64_t> ids = target_encoder_->encode(stripped);
+  if (term && ids.size() > 1 && is_cjk_word_char(u.front()) &&
+      dynamic_cast<const SentencePieceEncoder*>(target_encoder_.get()) &&
+      without_spaces(target_encoder_->decode({ids.front()})).empty())
+    ids.erase(ids.begin());
+  return ids;
+}
+
+std::shared_ptr<const std::vector<std::string>> BatchTranslator::target_id_texts() const {
+  std::call_once(id_texts_once_, [this] {
+    if (dynamic_cast<const ByteTextEncoder*>(target_encoder_.get())) return;
+    auto texts = std::make_shared<std::vector<std::string>>();
+    const int64_t n = target_encoder_->vocab_size();
+    texts->reserve(static_cast<size_t>(n));
+    for (int64_t id = 0; id < n; ++id)
+      texts->push_back(TextEncoder::is_reserved(id) ? std::string()
+                                                    : without_spaces(target_encoder_->decode({id})));
+    id_texts_ = std::move(texts);
+  });
+  return id_texts_;
 }
 
 TargetGuide BatchTranslator::encode_guide(const SourceGuide& guide,
@@ -144,17 +166,19 @@ TargetGuide BatchTranslator::encode_guide(const SourceGuide& guide,
       throw OptionError("prefix", "the {prefix} '" + guide.prefix + "' gives no target tokens");
   }
   auto add = [&](const std::string& term) {
-    auto ids = encode_target_fragment(term);
+    auto ids = encode_target_fragment(term, /*term=*/true);
     if (ids.empty())
       throw OptionError("constraints", "the term '" + term + "' of {constraints} gives no target "
                                        "tokens: give it some text");
     if (std::find(out.constraints.begin(), out.constraints.end(), ids) != out.constraints.end())
       return;
     out.constraints.push_back(std::move(ids));
+    out.constraint_texts.terms.push_back(without_spaces(term));
     if (kept) kept->push_back(term);
   };
   for (const std::string& term : guide.constraints) add(term);
   for (const std::string& term : terms) add(term);
+  if (!out.constraints.empty()) out.constraint_texts.id_texts = target_id_texts();
   return out;
 }
 

@@ -105,8 +105,10 @@ class BatchTranslator {
   std::vector<int64_t> encode_target(const std::string& line);
   // Target text inside an output (a prefix, a term): encoded as the target
   // side, its last word left open where the script has no spaces between
-  // words (SubwordTextEncoder::encode_open), without EOS.
-  std::vector<int64_t> encode_target_fragment(const std::string& text) const;
+  // words (SubwordTextEncoder::encode_open), without EOS. A `term` that
+  // starts in such a script loses a SentencePiece word start ("▁") of its
+  // own: inside a Chinese sentence no space precedes it.
+  std::vector<int64_t> encode_target_fragment(const std::string& text, bool term = false) const;
 
   // Teacher-forced (score.h): per pair (sources[i], targets[i]), both
   // encoded and ending in EOS, the sum of the target ids' log-probabilities.
@@ -134,8 +136,14 @@ class BatchTranslator {
   WordAlignment align(const std::vector<int64_t>& source, const Hypothesis& h,
                       const std::string& text, double threshold) const;
 
+  // Each target id's text without whitespace (PhraseTexts), made on first
+  // use; null for a byte vocabulary, whose ids spell text one way only.
+  std::shared_ptr<const std::vector<std::string>> target_id_texts() const;
+
   std::shared_ptr<TextEncoder> input_encoder_;
   std::shared_ptr<TextEncoder> target_encoder_;
+  mutable std::once_flag id_texts_once_;
+  mutable std::shared_ptr<const std::vector<std::string>> id_texts_;
   DecodeOptions options_;
   torch::Device device_;
   // Guards counts_: encode_source() and fit_source() may run concurrently.

@@ -193,12 +193,21 @@ std::vector<Hypothesis> reference_guided_beam(const PrefixModel& m, const Ids& i
     finished.assign(pool.begin(), pool.begin() + K);
     alive = next_alive;
     // stop_early: the best finished score must beat the bound; without, the
-    // lowest of K finished ones (T2T's reduce_max and reduce_min).
+    // lowest of K finished ones (T2T's reduce_max and reduce_min). The
+    // bound is the best alive log-probability over the largest penalty;
+    // with phrases, of the alive hypotheses that hold them all (none: no
+    // bound).
     bool full = true;
     for (const auto& f : finished) full = full && f.fin;
-    const double settled = o.stop_early ? (finished[0].fin ? finished[0].score : -kBig)
-                                        : (full ? finished[K - 1].score : -kBig);
-    const bool met = settled > alive[0].lp / t2t::length_penalty(decode_len, o.alpha);
+    const double settled = o.stop_early ? (finished[0].fin ? finished[0].score : kNegInf)
+                                        : (full ? finished[K - 1].score : kNegInf);
+    double best_alive = alive[0].lp;
+    if (constrained) {
+      best_alive = kNegInf;
+      for (const auto& a : alive)
+        if (a.cs.all_met()) best_alive = std::max(best_alive, a.lp);
+    }
+    const bool met = settled > best_alive / t2t::length_penalty(decode_len, o.alpha);
     if (i + 1 >= decode_len || met) break;
   }
   auto strip = [](Ids s) {
@@ -248,6 +257,31 @@ TEST_CASE("constraint states follow phrases through a hypothesis", "[decode][con
   // An id that leaves one phrase may start another.
   auto t = ConstraintState::start(phrases).advance(phrases, 5).advance(phrases, 9);
   CHECK(t.met == std::vector<char>{0, 1});
+}
+
+TEST_CASE("a phrase's text is met however the tokens spell it", "[decode][constraints]") {
+  // "新鲜" as ids 5 6; the vocabulary also has "新鲜空气" (7) and "要新" (8).
+  const Phrases phrases = {{5, 6}, {9}};
+  t2t::PhraseTexts texts;
+  texts.terms = {"新鲜", "好"};
+  texts.id_texts = std::make_shared<const std::vector<std::string>>(std::vector<std::string>{
+      "", "", "", "", "我", "新", "鲜", "新鲜空气", "要新", "好"});
+  auto s = ConstraintState::start(phrases).advance(phrases, 7, &texts);
+  CHECK(s.met == std::vector<char>{1, 0});
+  CHECK(s.progress(phrases) == 2);
+  CHECK(s.next_ids(phrases) == Ids{9});
+  // Across tokens, and without texts only the ids count.
+  s = ConstraintState::start(phrases).advance(phrases, 8, &texts).advance(phrases, 6, &texts);
+  CHECK(s.met == std::vector<char>{1, 0});
+  CHECK(ConstraintState::start(phrases).advance(phrases, 7).met == std::vector<char>{0, 0});
+  // The ids still work, and a phrase under way that its text completes
+  // is no longer under way.
+  s = ConstraintState::start(phrases).advance(phrases, 5, &texts);
+  CHECK(s.phrase == 0);
+  s = s.advance(phrases, 6, &texts);
+  CHECK(s.met == std::vector<char>{1, 0});
+  CHECK(s.phrase == -1);
+  CHECK(t2t::without_spaces(" 新 鲜\t空\xE3\x80\x80气\xE2\x96\x81!") == "新鲜空气!");
 }
 
 TEST_CASE("dynamic beam allocation takes banks in rounds, fullest first", "[decode][constraints]") {
