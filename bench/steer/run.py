@@ -10,6 +10,8 @@ Tatoeba recipe's model (bench/README.md, "Steering the output"):
              better one alone, speed against one model
   alignment  guided alignment: AER of --score_file alignments of the dev
              pairs against eflomal's, BLEU against the same run without it
+  same       no option used: translations and speed against --old-build, a
+             build from before the steering options (float32 and int8)
 
 Usage: run.py --work W --corpus C [--build B] [--repeats 3] [--pin "taskset -c 1"]
 W holds what bench/steer/prepare.sh made: data/, align/, runs/{seed1,seed2,guided}/avg3.
@@ -102,7 +104,8 @@ def terms(b, corpus):
                        f"--constraints_file={paths['held.terms3']}")
     hyps = read_lines(out3)
     wanted = [t.split("\t") for t in read_lines(paths["held.terms3"])]
-    met = sum(1 for h, ts in zip(hyps, wanted) for t in ts if t in h)
+    # Whitespace aside, as the search counts them (a term may follow a space).
+    met = sum(1 for h, ts in zip(hyps, wanted) for t in ts if t in h.replace(" ", ""))
     total = sum(len(ts) for ts in wanted)
     plain_bleu = b.bleu(r["plain"][0], paths["held.zh"])
     terms_bleu = b.bleu(out3, paths["held.zh"])
@@ -166,6 +169,29 @@ def alignment(b, corpus):
           + "; ".join(rows) + f" | BLEU {bg:.2f} guided vs {bs:.2f} without ({bg - bs:+.2f}) |")
 
 
+def same(b, corpus):
+    """No steering option: the old build's translations and speed against
+    this one's, float32 and int8."""
+    src = os.path.join(corpus, "dev.en")
+    new_build, old_build = b.a.build, b.a.old_build
+    rows = []
+    for quant in ("none", "int8"):
+        times = {"old": [], "new": []}
+        outs = {}
+        for _ in range(b.a.repeats):
+            for side, build in (("old", old_build), ("new", new_build)):
+                b.a.build = build
+                outs[side], t = b.decode("seed1", src, f"dev.{side}.{quant}.zh", "",
+                                         f"--quantize={quant}")
+                times[side].append(t)
+        b.a.build = new_build
+        identical = open(outs["old"], "rb").read() == open(outs["new"], "rb").read()
+        old_t, new_t = statistics.median(times["old"]), statistics.median(times["new"])
+        rows.append(f"{quant}: {'byte-identical' if identical else 'DIFFERENT'}, "
+                    f"{new_t:.2f} s vs {old_t:.2f} s before ({old_t / new_t:.2f}x)")
+    print(f"| no option | dev (1,000), old build {old_build} | " + "; ".join(rows) + " | | |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--work", required=True)
@@ -173,12 +199,15 @@ def main():
     p.add_argument("--build", default="build")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--pin", default="")
-    p.add_argument("--only", default="terms,prefix,ensemble,alignment")
+    p.add_argument("--old-build", default="", help="a build from before the steering options, "
+                   "for 'same'")
+    p.add_argument("--only", default="terms,prefix,ensemble,alignment,same")
     a = p.parse_args()
     b = Bench(a)
     print("| feature | set | result | | |\n|---|---|---|---|---|")
     for name in a.only.split(","):
-        {"terms": terms, "prefix": prefix, "ensemble": ensemble, "alignment": alignment}[name](b, a.corpus)
+        {"terms": terms, "prefix": prefix, "ensemble": ensemble, "alignment": alignment,
+         "same": same}[name](b, a.corpus)
         sys.stdout.flush()
 
 

@@ -56,6 +56,18 @@ std::optional<std::vector<int64_t>> token_alignment(
   for (const auto& [i, j] : word_pairs)
     for (int64_t s : (*source_tokens)[static_cast<size_t>(i)])
       for (int64_t t : (*target_tokens)[static_cast<size_t>(j)]) links.emplace_back(s, t);
+  if (!links.empty()) {
+    const auto eos_source = static_cast<int64_t>(source_ids.size());
+    // Tokens in no word (a character's leading bytes, a lone space) are
+    // left alone; EOS (the last position) is linked like an unaligned word.
+    std::vector<char> in_word(target_ids.size() + 1, 0), linked(target_ids.size() + 1, 0);
+    in_word.back() = 1;
+    for (const auto& tokens : *target_tokens)
+      for (int64_t t : tokens) in_word[static_cast<size_t>(t)] = 1;
+    for (const auto& [s, t] : links) linked[static_cast<size_t>(t)] = 1;
+    for (size_t t = 0; t < linked.size(); ++t)
+      if (in_word[t] && !linked[t]) links.emplace_back(eos_source, static_cast<int64_t>(t));
+  }
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
   std::vector<int64_t> flat;

@@ -3,8 +3,12 @@
 // words of alignment_words.h, as an aligner such as eflomal writes them)
 // carried to the pair's tokens. Flattened as source position, target
 // position, source position, ... (0-based, into the "inputs" and "targets"
-// features). A source and a target token are linked when their words are;
-// a token spanning several words takes the links of each.
+// features, whose last token is EOS). A source and a target token are
+// linked when their words are; a token spanning several words takes the
+// links of each. A target token of some word left without links, and the
+// target's EOS, are linked to the source's EOS, as alignment models link a word they
+// leave unaligned to NULL: the head then learns where no word is aligned.
+// A pair without any word link gets no links at all.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +23,8 @@ namespace t2t {
 class TextEncoder;
 
 // `word_pairs` (source word, target word) for the texts `source` and
-// `target`, whose encodings are `source_ids` and `target_ids`. nullopt when
+// `target`, whose encodings are `source_ids` and `target_ids` (without
+// EOS: it comes at position size()). nullopt when
 // an encoder normalises a text into another number of words (e.g. NFKC
 // turning "½" into "1⁄2"): its tokens cannot be placed on the file's words.
 // Throws t2t::Error naming `where` (e.g. "align.txt line 7") for an index

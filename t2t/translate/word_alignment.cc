@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <limits>
 
 #include "t2t/core/error.h"
@@ -57,12 +58,17 @@ WordAlignment align_words(std::string_view source_text,
   // the normalisation.
   std::vector<std::vector<double>> sums(target_words.size(),
                                         std::vector<double>(source_words.size(), 0.0));
+  // Attention on tokens in no word (EOS): where a head looks when it
+  // aligns a word to nothing.
+  std::vector<double> null(target_words.size(), 0.0);
   for (size_t t = 0; t < num_target; ++t) {
     if (target_of[t].empty()) continue;
     for (size_t s = 0; s < num_source; ++s) {
       const double a = attention[t][s];
-      for (size_t j : target_of[t])
+      for (size_t j : target_of[t]) {
+        if (source_of[s].empty()) null[j] += a;
         for (size_t i : source_of[s]) sums[j][i] += a;
+      }
     }
   }
 
@@ -78,19 +84,26 @@ WordAlignment align_words(std::string_view source_text,
       out.soft[j][i] = static_cast<float>(sums[j][i] / total);
   }
 
-  // Compared as float, so a weight printed as 0.3 meets a threshold of 0.3.
+  // Hard links weigh each source word's share of all the target word's
+  // attention, the no-word tokens' included, as Marian reads attention
+  // over every source position. Compared as float, so a weight printed as
+  // 0.3 meets a threshold of 0.3.
   const float cut = static_cast<float>(threshold);
-  for (size_t j = 0; j < out.soft.size(); ++j) {
-    const auto& row = out.soft[j];
+  for (size_t j = 0; j < sums.size(); ++j) {
+    const auto& row = sums[j];
+    double total = null[j];
+    for (double v : row) total += v;
+    if (!(total > 0) || !std::isfinite(total)) continue;
     if (threshold >= 1) {
       size_t best = 0;
       for (size_t i = 1; i < row.size(); ++i)
         if (row[i] > row[best]) best = i;
-      if (!row.empty() && row[best] > 0)
+      if (!row.empty() && row[best] > 0 && row[best] >= null[j])
         out.hard.emplace_back(static_cast<int64_t>(best), static_cast<int64_t>(j));
     } else {
       for (size_t i = 0; i < row.size(); ++i)
-        if (row[i] >= cut) out.hard.emplace_back(static_cast<int64_t>(i), static_cast<int64_t>(j));
+        if (static_cast<float>(row[i] / total) >= cut)
+          out.hard.emplace_back(static_cast<int64_t>(i), static_cast<int64_t>(j));
     }
   }
   std::sort(out.hard.begin(), out.hard.end());

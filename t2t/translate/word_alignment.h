@@ -35,9 +35,12 @@ struct WordAlignment {
 // its span overlaps (an empty span: to none). Word j's row is the mean over
 // its tokens of the summed attention on each source word's tokens, then
 // normalised to sum to 1.
-// hard: with threshold 1, each target word is aligned to its argmax source
-// word (ties: the lowest index); with 0 < threshold < 1, every (i, j) with
-// soft[j][i] >= threshold (Marian's --alignment rule).
+// hard: from each source word's share of target word j's attention, where
+// tokens in no word (EOS) take a share too, as the NULL word of alignment
+// models: with threshold 1, j is aligned to its argmax source word (ties:
+// the lowest index) unless the no-word tokens hold more; with 0 <
+// threshold < 1, to every word with a share >= threshold (Marian's
+// --alignment rule).
 // Throws t2t::Error for a threshold outside (0, 1], and for a span that
 // leaves its text or is reversed.
 WordAlignment align_words(std::string_view source_text,

@@ -55,15 +55,17 @@ TEST_CASE("token_alignment links every token of two aligned words", "[alignment_
   const t2t::ByteTextEncoder bytes;
   // Source words "hi" (bytes 0-1) and "you" (3-5; byte 2 is the space);
   // target "你" and "好", three bytes each: a character's last byte owns it.
+  // Source EOS is position 6, target EOS 6.
   const std::string source = "hi you", target = "你好";
   const Ids src = bytes.encode(source), tgt = bytes.encode(target);
   const auto links = t2t::token_alignment(bytes, source, src, bytes, target, tgt,
                                           Pairs{{0, 1}, {1, 0}}, "a.txt line 1");
   REQUIRE(links);
-  CHECK(*links == Ids{0, 5, 1, 5, 3, 2, 4, 2, 5, 2});
-  // Repeated pairs give each link once; no pairs, no links.
+  CHECK(*links == Ids{0, 5, 1, 5, 3, 2, 4, 2, 5, 2, 6, 6});  // EOS with EOS
+  // Repeated pairs give each link once; a word left unaligned ("好", byte 5)
+  // is linked to the source's EOS; no pairs, no links.
   CHECK(*t2t::token_alignment(bytes, source, src, bytes, target, tgt, Pairs{{0, 0}, {0, 0}}, "x") ==
-        Ids{0, 2, 1, 2});
+        Ids{0, 2, 1, 2, 6, 5, 6, 6});
   CHECK(t2t::token_alignment(bytes, source, src, bytes, target, tgt, Pairs{}, "x")->empty());
 }
 
@@ -156,10 +158,22 @@ TEST_CASE("t2t-datagen writes alignments into the training shards and the reader
       const auto& a = f["alignment"];
       REQUIRE(a.size() % 2 == 0);
       with_links += !a.empty();
+      // Within the features; a target token links to the source's EOS
+      // only where its word has no link (here: the words between the first
+      // and the last), and the target's EOS does.
+      const auto in_len = static_cast<int64_t>(f["inputs"].size());
+      const auto out_len = static_cast<int64_t>(f["targets"].size());
+      bool eos_linked = false;
       for (size_t k = 0; k < a.size(); k += 2) {
-        CHECK(a[k] < static_cast<int64_t>(f["inputs"].size()) - 1);  // never EOS
-        CHECK(a[k + 1] < static_cast<int64_t>(f["targets"].size()) - 1);
+        CHECK(a[k] < in_len);
+        CHECK(a[k + 1] < out_len);
+        if (a[k + 1] == out_len - 1) {
+          CHECK(a[k] == in_len - 1);
+          eos_linked = true;
+        }
+        if (a[k] == in_len - 1) CHECK(a[k + 1] > 0);  // word 0 is aligned
       }
+      CHECK(eos_linked);
     }
   }
   CHECK(records == lines);
@@ -186,11 +200,11 @@ TEST_CASE("t2t-datagen writes alignments into the training shards and the reader
     REQUIRE(batch->alignment.size(0) > 0);
     const auto a = batch->alignment;
     CHECK(a.select(1, 0).max().item<int64_t>() < batch->size());
-    // Every link points at real tokens of its row.
+    // Every link points at tokens of its row (EOS is 1), never at padding.
     for (int64_t k = 0; k < a.size(0); ++k) {
       const int64_t row = a[k][0].item<int64_t>();
-      CHECK(batch->targets[row][a[k][1]].item<int64_t>() > 1);
-      CHECK(batch->inputs[row][a[k][2]].item<int64_t>() > 1);
+      CHECK(batch->targets[row][a[k][1]].item<int64_t>() >= 1);
+      CHECK(batch->inputs[row][a[k][2]].item<int64_t>() >= 1);
     }
   }
 

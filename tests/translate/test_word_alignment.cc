@@ -135,11 +135,17 @@ TEST_CASE("threshold 1 takes one source word, a lower one may take several",
   check_row(argmax.soft[1], {0, 0});
   const auto loose = align_words(source, source_spans, target, target_spans, attention, 0.3);
   CHECK(loose.hard == Pairs{{0, 0}, {1, 0}});
-  // A threshold met exactly counts.
-  CHECK(align_words(source, source_spans, target, target_spans, attention, 0.5).hard ==
+  // A threshold met exactly counts; shares are of all the attention, EOS's
+  // included (0.4 each here), while soft rows are over the words.
+  CHECK(align_words(source, source_spans, target, target_spans, attention, 0.4).hard ==
         Pairs{{0, 0}, {1, 0}});
-  CHECK(align_words(source, source_spans, target, target_spans, attention, 0.6).hard.empty());
+  CHECK(align_words(source, source_spans, target, target_spans, attention, 0.5).hard.empty());
   CHECK(soft_alignment_text(loose.soft) == "0.5,0.5 0,0");
+  // Where the tokens in no word hold more than the best word, threshold 1
+  // leaves the target word unaligned, as an aligner's NULL link.
+  const Matrix mostly_eos = {{0.2f, 0.3f, 0.5f}, {0.0f, 0.6f, 0.4f}, {0, 0, 1}};
+  CHECK(align_words(source, source_spans, target, target_spans, mostly_eos, 1.0).hard ==
+        Pairs{{1, 1}});
 }
 
 TEST_CASE("a token spanning several words counts for each of them", "[word_alignment]") {
