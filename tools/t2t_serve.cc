@@ -47,7 +47,8 @@ void add_server_flags(cxxopts::Options& options) {
       ("max_beam_size", "Largest beam_size (and n_best) a request may ask for.",
        value<int64_t>()->default_value("16"))
       ("api_key_file", "File of API keys, one a line: every request except GET /health and "
-       "/ready must then carry 'Authorization: Bearer KEY' (else 401).",
+       "/ready must then carry 'Authorization: Bearer KEY' (else 401); the page at / takes "
+       "the key as /?key=KEY.",
        value<std::string>()->default_value(""))
       ("http_threads", "Connections served at once; more wait for a free one. Each request in "
        "flight holds one while its sentences are decoded.",
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
       "\"n_best\": 1}\n"
       "  -> {\"translations\": [...], \"scores\": [...], \"model_step\": N};\n"
       "  POST /v1/reload (the newest checkpoint beside the serving one), GET /health, GET /ready,\n"
-      "  GET /metrics (Prometheus). SIGTERM or SIGINT: finish what is queued, then exit 0.\n");
+      "  GET /metrics (Prometheus), GET / (a page to try the model in a browser; with\n"
+      "  --api_key_file open /?key=KEY). SIGTERM or SIGINT: finish what is queued, then exit 0.\n");
   t2t::cli::add_common_flags(options);
   t2t::cli::add_problem_flags(options);
   t2t::cli::add_model_flags(options);

@@ -28,4 +28,4 @@ train() {  # name seed data [hparams]
 }
 train seed1 1 data
 train seed2 2 data
-train guided 1 data-ga guided_alignment_weight=0.1
+train guided 1 data-ga guided_alignment_weight=1.0

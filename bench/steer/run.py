@@ -55,10 +55,11 @@ class Bench:
                   f"--output_dir={os.path.join(self.a.work, 'runs', run_dir, 'avg3')} "
                   f"--decode_hparams={hp} --decode_from_file={source} --decode_to_file={out} "
                   f"--threads=1 {extra}")
-        m = re.search(r"decoded (\d+) sentences in ([0-9.]+) s", log)
+        # The rate has more digits than the seconds.
+        m = re.search(r"decoded (\d+) sentences in [0-9.]+ s: ([0-9.]+) sentences/s", log)
         if not m:
             sys.exit("no timing line in the decoder's log:\n" + log[-2000:])
-        return out, float(m.group(2))
+        return out, int(m.group(1)) / float(m.group(2))
 
     def timed(self, variants):
         """variants: name -> (args for decode). Runs each `repeats` times in
@@ -151,18 +152,18 @@ def alignment(b, corpus):
     pairs = os.path.join(b.out, "dev.pairs")
     write_lines(pairs, [f"{e}\t{z}" for e, z in zip(read_lines(src), read_lines(ref))])
     rows = []
-    for run_dir, data in (("guided", "data-ga"), ("seed1", "data")):
+    for run_dir in ("guided", "seed1"):
         for mode in ("hard", "0.3"):
             out = os.path.join(b.out, f"dev.{run_dir}.{mode}.align")
             run(f"{b.a.build}/t2t-decoder --problem=translate_enzh_tatoeba --model=transformer "
-                f"--hparams_set=transformer_tiny --data_dir={os.path.join(b.a.work, data)} "
+                f"--hparams_set=transformer_tiny --data_dir={os.path.join(b.a.work, 'data')} "
                 f"--output_dir={os.path.join(b.a.work, 'runs', run_dir, 'avg3')} "
                 f"--decode_hparams=alignment={mode} --score_file={pairs} --decode_to_file={out} "
                 f"--threads=2")
             aer = run(f"{sys.executable} {HERE}/alignments.py aer --reference "
                       f"{os.path.join(b.a.work, 'align', 'dev.align')} --hypothesis {out}").strip()
             rows.append(f"{run_dir} alignment={mode}: {aer}")
-    g, _ = b.decode("guided", src, "dev.guided.zh", data="data-ga")
+    g, _ = b.decode("guided", src, "dev.guided.zh")
     s, _ = b.decode("seed1", src, "dev.seed1.zh")
     bg, bs = b.bleu(g, ref), b.bleu(s, ref)
     print(f"| alignment | dev (1,000) against eflomal's symmetrised alignments | "

@@ -50,3 +50,24 @@ def test_registry_and_hparams():
         t2t.hparams("transformer_bsae")
     with pytest.raises(t2t.Error, match="hidden_size"):
         t2t.hparams("transformer_base", "hidden_size=wide")
+
+
+def test_alignment_words_and_aligned_shards(tmp_path):
+    # The words Pharaoh indices count, as the C++ side counts them.
+    assert t2t.alignment_words("Hello, world! iPhone 15手机。") == [
+        "Hello", ",", "world", "!", "iPhone", "15", "手", "机", "。"]
+    assert t2t.alignment_words("  ") == []
+    # datagen(train_alignments=...) writes them into the training shards.
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample")
+    with open(os.path.join(sample, "train.en"), encoding="utf-8") as f:
+        lines = sum(1 for _ in f)
+    align = tmp_path / "train.align"
+    align.write_text("0-0\n" * lines)
+    data = tmp_path / "data"
+    t2t.datagen(problem=PROBLEM, data_dir=str(data), train_alignments=str(align))
+    shards = t2t.problem(PROBLEM, str(data)).filepaths("train")
+    example = next(iter(t2t.read_examples(shards[0])))
+    assert "alignment" in example and len(example["alignment"]) % 2 == 0
+    align.write_text("0-0\n" * (lines - 1))
+    with pytest.raises(t2t.Error, match="train.align"):
+        t2t.datagen(problem=PROBLEM, data_dir=str(tmp_path / "short"), train_alignments=str(align))

@@ -102,8 +102,13 @@ torch::Tensor EnsembleModel::decode_step(DecoderState& base, const torch::Tensor
   for (size_t i = 0; i < members_.size(); ++i) {
     DecoderState& member = *state.members[i];
     member.probe = state.probe;
-    auto lp = torch::log_softmax(members_[i]->decode_step(member, last_ids), -1) * weights_[i];
-    sum = sum.defined() ? sum.add_(lp) : lp;
+    // One pass each to weigh and add: at a small model's size the
+    // vocabulary-wide passes are a good part of a step.
+    const auto lp = torch::log_softmax(members_[i]->decode_step(member, last_ids), -1);
+    if (sum.defined())
+      sum.add_(lp, weights_[i]);
+    else
+      sum = lp.mul_(weights_[i]);
     if (state.probe) {
       auto a = member.attention * weights_[i];
       attention = attention.defined() ? attention + a : a;
