@@ -122,6 +122,10 @@ void ExampleSource::decode(const std::string& record, const RecordAddress& addre
   ex->targets = std::move(targets->second);
   auto inputs = f.find("inputs");
   ex->inputs = inputs == f.end() ? std::vector<int64_t>() : std::move(inputs->second);
+  // The data's source EOS, where its unaligned target words are linked
+  // (alignment_feature.h): NULL only in the data's direction.
+  const auto data_source_eos = static_cast<int64_t>(ex->inputs.size()) - 1;
+  const auto data_target_eos = static_cast<int64_t>(ex->targets.size()) - 1;
   if (options_.reversed) std::swap(ex->inputs, ex->targets);
   auto cut = [](std::vector<int64_t>* v, int64_t n) {
     if (n > 0 && static_cast<int64_t>(v->size()) > n) v->resize(static_cast<size_t>(n));
@@ -139,8 +143,12 @@ void ExampleSource::decode(const std::string& record, const RecordAddress& addre
                   " has an 'alignment' feature of odd length " + std::to_string(flat.size()) +
                   ": it holds (source position, target position) pairs");
     // The files hold (source, target) pairs of the data's direction.
+    // Reversed, the links to the data's source EOS would tie the model's
+    // target EOS to every unaligned input word: they go, but EOS to EOS.
     const size_t in = options_.reversed ? 1 : 0, out = 1 - in;
     for (size_t k = 0; k + 1 < flat.size(); k += 2) {
+      if (options_.reversed && flat[k] == data_source_eos && flat[k + 1] != data_target_eos)
+        continue;
       const int64_t i = flat[k + in], t = flat[k + out];
       if (i < 0 || t < 0) continue;
       if (i >= static_cast<int64_t>(ex->inputs.size()) ||

@@ -200,11 +200,16 @@ TEST_CASE("t2t-datagen writes alignments into the training shards and the reader
     REQUIRE(batch->alignment.size(0) > 0);
     const auto a = batch->alignment;
     CHECK(a.select(1, 0).max().item<int64_t>() < batch->size());
-    // Every link points at tokens of its row (EOS is 1), never at padding.
+    // Every link points at tokens of its row (EOS is 1), never at padding;
+    // reversed, no target EOS is tied to an input word (the data's NULL
+    // links are its source EOS's).
     for (int64_t k = 0; k < a.size(0); ++k) {
       const int64_t row = a[k][0].item<int64_t>();
-      CHECK(batch->targets[row][a[k][1]].item<int64_t>() >= 1);
-      CHECK(batch->inputs[row][a[k][2]].item<int64_t>() >= 1);
+      const int64_t target = batch->targets[row][a[k][1]].item<int64_t>();
+      const int64_t input = batch->inputs[row][a[k][2]].item<int64_t>();
+      CHECK(target >= 1);
+      CHECK(input >= 1);
+      if (reversed && target == t2t::kEosId) CHECK(input == t2t::kEosId);
     }
   }
 
