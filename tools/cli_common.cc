@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "t2t/core/error.h"
@@ -397,6 +398,28 @@ std::string help_text(const cxxopts::Options& options) {
   return text;
 }
 
+// A flag given twice would silently keep its last value (absl's rule,
+// which T2T's users meet as a wrong result, not an error): refused, with
+// the values given.
+void refuse_repeated_flags(const cxxopts::ParseResult& flags) {
+  std::map<std::string, std::vector<std::string>> values;
+  std::vector<std::string> order;
+  for (const auto& kv : flags.arguments()) {
+    auto& v = values[kv.key()];
+    if (v.empty()) order.push_back(kv.key());
+    v.push_back(kv.value());
+  }
+  for (const std::string& key : order) {
+    const auto& v = values[key];
+    if (v.size() < 2) continue;
+    std::vector<std::string> given;
+    for (const std::string& value : v) given.push_back("--" + key + "=" + value);
+    throw UsageError("--" + key + " is given " + std::to_string(v.size()) + " times (" +
+                     join(given, ", ") + "): a flag takes one value, and the last is not taken "
+                     "silently; give it once");
+  }
+}
+
 }  // namespace
 
 int run(int argc, char** argv, cxxopts::Options& options,
@@ -418,6 +441,7 @@ int run(int argc, char** argv, cxxopts::Options& options,
     }
     for (const RefusedFlag& r : refused_flags(program))
       if (flags.count(r.flag)) throw UsageError("--" + r.flag + " " + r.reason + ".");
+    refuse_repeated_flags(flags);
     if (!flags.unmatched().empty())
       throw UsageError("unexpected argument '" + flags.unmatched().front() +
                        "'; flags are written --name=value");

@@ -92,3 +92,18 @@ TEST_CASE("the flags a command reads stay", "[refused]") {
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("--tmp_dir does not apply to t2t-trainer"));
 }
+
+TEST_CASE("a flag given twice is refused by every binary with both values named", "[refused]") {
+  for (const char* binary : {"t2t-datagen", "t2t-trainer", "t2t-decoder", "t2t-serve", "t2t-bleu",
+                             "t2t-avg-all", "t2t-translate-all"}) {
+    const auto r = run_command(std::string("./") + binary + " --log_level=info --log_level=error");
+    INFO(binary << ": " << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--log_level is given 2 times") &&
+                             Catch::Contains("--log_level=info, --log_level=error"));
+  }
+  // t2t-bleu's --reference was the one users repeated, expecting two references.
+  const auto bleu = run_command("./t2t-bleu --translation=a --reference=ref.A --reference=ref.B");
+  CHECK(bleu.exit_code == 2);
+  CHECK_THAT(bleu.output, Catch::Contains("--reference is given 2 times"));
+}

@@ -136,7 +136,7 @@ TEST_CASE("non-finite losses are skipped and stop training when they persist", "
 TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[trainer][e2e]") {
   TempDir dir("trainer_bf16");
   const std::string data = make_sample_data(dir);
-  auto r = run_command(trainer(data, dir / "bf16", 60, "--mixed_precision=bf16 --device=cpu"));
+  auto r = run_command(trainer(data, dir / "bf16", 60, "--mixed_precision=bf16"));
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("mixed precision: bf16 autocast"));
@@ -154,7 +154,7 @@ TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[train
   auto losses = logged_losses(r.output);
   REQUIRE(losses.size() == 6);
   CHECK(losses.back() < losses.front() - 1.0);
-  auto fp16 = run_command(trainer(data, dir / "fp16", 10, "--mixed_precision=fp16 --device=cpu"));
+  auto fp16 = run_command(trainer(data, dir / "fp16", 10, "--mixed_precision=fp16"));
   CHECK(fp16.exit_code == 1);
   CHECK_THAT(fp16.output, Catch::Contains("--mixed_precision=fp16 needs a CUDA device"));
 }
@@ -162,7 +162,7 @@ TEST_CASE("bf16 mixed precision trains on a CPU and fp16 asks for CUDA", "[train
 TEST_CASE("t2t-trainer refuses --cuda_graphs on a CPU, naming the flag", "[trainer][e2e]") {
   TempDir dir("trainer_graphs");
   const std::string data = make_sample_data(dir);
-  auto cpu = run_command(trainer(data, dir / "cpu", 10, "--cuda_graphs --device=cpu"));
+  auto cpu = run_command(trainer(data, dir / "cpu", 10, "--cuda_graphs"));
   CHECK(cpu.exit_code == 2);
   CHECK_THAT(cpu.output, Catch::Contains("--cuda_graphs captures the training step on a GPU: it "
                                          "needs --device=cuda, not cpu"));
