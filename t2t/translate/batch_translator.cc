@@ -112,16 +112,21 @@ std::vector<int64_t> BatchTranslator::fit_source(std::vector<int64_t> ids, const
   return ids;
 }
 
+namespace {
+
+// Target text as the encoders take it: invalid UTF-8 replaced, stripped.
+std::string clean_target_text(const std::string& text) {
+  return u32_to_utf8(python_strip(utf8_to_u32(utf8_replace_invalid(text))));
+}
+
+}  // namespace
+
 std::vector<int64_t> BatchTranslator::encode_target(const std::string& line) {
-  std::string text = line;
-  if (!is_valid_utf8(text)) {
-    {
-      std::lock_guard<std::mutex> lock(counts_mutex_);
-      ++counts_.invalid_utf8;
-    }
-    text = utf8_replace_invalid(text);
+  if (!is_valid_utf8(line)) {
+    std::lock_guard<std::mutex> lock(counts_mutex_);
+    ++counts_.invalid_utf8;
   }
-  text = u32_to_utf8(python_strip(utf8_to_u32(text)));
+  const std::string text = clean_target_text(line);
   if (text.empty()) return {};
   std::vector<int64_t> ids = target_encoder_->encode(text);
   ids.push_back(kEosId);
@@ -130,7 +135,7 @@ std::vector<int64_t> BatchTranslator::encode_target(const std::string& line) {
 
 std::vector<int64_t> BatchTranslator::encode_target_fragment(const std::string& text,
                                                              bool term) const {
-  const std::string stripped = u32_to_utf8(python_strip(utf8_to_u32(utf8_replace_invalid(text))));
+  const std::string stripped = clean_target_text(text);
   const std::u32string u = utf8_to_u32(stripped);
   const auto* subword = dynamic_cast<const SubwordTextEncoder*>(target_encoder_.get());
   if (subword && !u.empty() && is_cjk_word_char(u.back())) return subword->encode_open(stripped);

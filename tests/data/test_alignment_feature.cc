@@ -41,14 +41,6 @@ class Normalising : public t2t::ByteTextEncoder {
   }
 };
 
-int64_t count_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  int64_t n = 0;
-  while (std::getline(in, line)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("token_alignment links every token of two aligned words", "[alignment_feature]") {
@@ -126,7 +118,7 @@ TEST_CASE("t2t-datagen writes alignments into the training shards and the reader
           "[alignment_feature][datagen][e2e]") {
   TempDir dir("datagen_alignments");
   const std::string sample = t2t::test::source_dir() + "/data/sample/";
-  const int64_t lines = count_lines(sample + "train.en");
+  const auto lines = static_cast<int64_t>(t2t::test::read_lines(sample + "train.en").size());
   // Each pair's first words aligned, and its last ones.
   std::vector<std::string> align;
   {

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <map>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -144,12 +143,7 @@ TEST_CASE("t2t-trainer trains with guided alignment from t2t-datagen's shards",
   TempDir dir("guided_trainer");
   const std::string sample = t2t::test::source_dir() + "/data/sample/";
   // Each pair's first words aligned.
-  std::vector<std::string> align;
-  {
-    std::ifstream en(sample + "train.en"), zh(sample + "train.zh");
-    std::string e, z;
-    while (std::getline(en, e) && std::getline(zh, z)) align.push_back("0-0");
-  }
+  const std::vector<std::string> align(t2t::test::read_lines(sample + "train.en").size(), "0-0");
   t2t::test::write_lines(dir / "train.align", align);
   const std::string data = dir / "data";
   auto gen = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data +
