@@ -113,8 +113,12 @@ class DirScorer {
         continue;
       }
       if (*step < next_step_) continue;
-      if (fs::equivalent(it->path(), o_.reference, file_ec)) {
-        if (skipped_.insert(name).second) spdlog::info("skipping {}: it is --reference", path);
+      const bool is_reference =
+          std::any_of(o_.references.begin(), o_.references.end(), [&](const std::string& ref) {
+            return fs::equivalent(it->path(), ref, file_ec);
+          });
+      if (is_reference) {
+        if (skipped_.insert(name).second) spdlog::info("skipping {}: it is a --reference", path);
         continue;
       }
       out.push_back({*step, path});

@@ -12,9 +12,10 @@
 
 namespace t2t::bleu {
 
-// One BLEU variant of one file, as t2t-bleu --translation prints it.
+// One metric and case variant of one file, as t2t-bleu --translation
+// prints it.
 struct VariantScore {
-  std::string tag;        // BLEU_uncased or BLEU_cased
+  std::string tag;        // BLEU_uncased, BLEU_cased, chrF2_cased, TER_uncased, ...
   double score = 0;       // 0..100
   std::string headline;   // "BLEU_cased = 23.45", or "BLEU_cased =  23.45" (--metric=t2t)
   std::string details;    // what sacreBLEU prints after the score: precisions, BP, lengths
@@ -27,7 +28,7 @@ using ScoreFile = std::function<std::vector<VariantScore>(const std::string& pat
 
 struct DirOptions {
   std::string dir;        // --translations_dir
-  std::string reference;  // --reference, never scored as a translation
+  std::vector<std::string> references;  // --reference, never scored as translations
   std::string event_dir;  // empty: no events
   std::string tag_suffix;
   int64_t min_steps = 0;  // as resolve_min_steps() left it

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "t2t/core/error.h"
@@ -290,6 +291,16 @@ std::unique_ptr<Translator> make_translator(const cxxopts::ParseResult& flags,
   return translator;
 }
 
+std::vector<std::string> list_flag(const cxxopts::ParseResult& flags, const std::string& name) {
+  if (!flags.count(name)) return {};
+  auto values = flags[name].as<std::vector<std::string>>();
+  for (const std::string& v : values)
+    if (v.empty())
+      throw UsageError("--" + name + " has an empty item; give files or names separated by "
+                       "commas, or the flag once for each");
+  return values;
+}
+
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,
                      const std::string& example) {
   std::string v = flags[name].as<std::string>();
@@ -401,7 +412,14 @@ std::string help_text(const cxxopts::Options& options) {
 // A flag given twice would silently keep its last value (absl's rule,
 // which T2T's users meet as a wrong result, not an error): refused, with
 // the values given.
-void refuse_repeated_flags(const cxxopts::ParseResult& flags) {
+// A list flag (a std::vector value) may be given again: its values
+// accumulate. Any other flag given twice is refused.
+void refuse_repeated_flags(const cxxopts::Options& options, const cxxopts::ParseResult& flags) {
+  std::set<std::string> lists;
+  for (const std::string& group : options.groups())
+    for (const auto& o : options.group_help(group).options)
+      if (o.is_container)
+        for (const std::string& name : o.l) lists.insert(name);
   std::map<std::string, std::vector<std::string>> values;
   std::vector<std::string> order;
   for (const auto& kv : flags.arguments()) {
@@ -411,7 +429,7 @@ void refuse_repeated_flags(const cxxopts::ParseResult& flags) {
   }
   for (const std::string& key : order) {
     const auto& v = values[key];
-    if (v.size() < 2) continue;
+    if (v.size() < 2 || lists.count(key)) continue;
     std::vector<std::string> given;
     for (const std::string& value : v) given.push_back("--" + key + "=" + value);
     throw UsageError("--" + key + " is given " + std::to_string(v.size()) + " times (" +
@@ -441,7 +459,7 @@ int run(int argc, char** argv, cxxopts::Options& options,
     }
     for (const RefusedFlag& r : refused_flags(program))
       if (flags.count(r.flag)) throw UsageError("--" + r.flag + " " + r.reason + ".");
-    refuse_repeated_flags(flags);
+    refuse_repeated_flags(options, flags);
     if (!flags.unmatched().empty())
       throw UsageError("unexpected argument '" + flags.unmatched().front() +
                        "'; flags are written --name=value");

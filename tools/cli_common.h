@@ -46,6 +46,11 @@ struct RefusedFlag {
 // The flags `program` (e.g. "t2t-bleu") refuses.
 std::vector<RefusedFlag> refused_flags(const std::string& program);
 
+// The values of a list flag (a std::vector<std::string> value, given
+// again or with commas), in order; empty when not given. Throws UsageError
+// for an empty item ("a,,b").
+std::vector<std::string> list_flag(const cxxopts::ParseResult& flags, const std::string& name);
+
 // The value of a string flag that must be given; throws UsageError with an
 // example when it is empty.
 std::string required(const cxxopts::ParseResult& flags, const std::string& name,

@@ -29,8 +29,9 @@ void add_decoder_flags(cxxopts::Options& options) {
        value<std::string>()->default_value(""))
       ("decode_to_file", "Write translations here (default: derived from --decode_from_file).",
        value<std::string>()->default_value(""))
-      ("decode_reference", "Reference translations; BLEU is printed at the end.",
-       value<std::string>()->default_value(""))
+      ("decode_reference", "Reference translations; BLEU is printed at the end. Several "
+       "references: repeat the flag or separate the files with commas.",
+       value<std::vector<std::string>>())
       ("decode_interactive", "Read sentences from standard input and answer each at once.")
       ("prefix_file", "With --decode_from_file: a file of one target prefix per input line "
        "(empty: none). Each translation starts with its prefix and the search continues from "
@@ -127,11 +128,11 @@ int decode(const cxxopts::ParseResult& flags) {
 
   const std::string from_file = flags["decode_from_file"].as<std::string>();
   const std::string to_file = flags["decode_to_file"].as<std::string>();
-  const std::string reference = flags["decode_reference"].as<std::string>();
+  const std::vector<std::string> references = t2t::cli::list_flag(flags, "decode_reference");
   const bool interactive = flags.count("decode_interactive") > 0;
   if (interactive && !from_file.empty())
     throw t2t::cli::UsageError("give either --decode_interactive or --decode_from_file, not both");
-  if (interactive && !reference.empty())
+  if (interactive && !references.empty())
     throw t2t::cli::UsageError("--decode_reference needs --decode_from_file or the dev split, "
                                "not --decode_interactive");
   const bool profiling = flags.count("profile") > 0;
@@ -156,7 +157,7 @@ int decode(const cxxopts::ParseResult& flags) {
     throw t2t::cli::UsageError("--decode_hparams alignment goes with --decode_from_file or "
                                "--decode_interactive, not the dev split");
   if (!score_path.empty()) {
-    if (interactive || !from_file.empty() || !reference.empty())
+    if (interactive || !from_file.empty() || !references.empty())
       throw t2t::cli::UsageError("--score_file scores given translations: it goes without "
                                  "--decode_from_file, --decode_interactive and --decode_reference");
     refuse_search_decode_hparams(flags["decode_hparams"].as<std::string>());
@@ -228,12 +229,17 @@ int decode(const cxxopts::ParseResult& flags) {
     outcome = translator->translate_dev_split(output_name(base));
   }
   print_profile();
-  if (!reference.empty()) {
-    const auto refs = t2t::read_records(reference, options.delimiter, "decode_reference");
-    std::cout << t2t::bleu_report(outcome.hypotheses, refs, "--decode_reference=" + reference);
+  if (!references.empty()) {
+    std::vector<std::vector<std::string>> refs;
+    std::vector<std::string> names;
+    for (const std::string& path : references) {
+      refs.push_back(t2t::read_records(path, options.delimiter, "decode_reference"));
+      names.push_back("--decode_reference=" + path);
+    }
+    std::cout << t2t::bleu_report(outcome.hypotheses, refs, names);
   } else if (!outcome.references.empty()) {
-    std::cout << t2t::bleu_report(outcome.hypotheses, outcome.references,
-                                  "the dev split's targets");
+    std::cout << t2t::bleu_report(outcome.hypotheses, {outcome.references},
+                                  {"the dev split's targets"});
   }
   return 0;
 }

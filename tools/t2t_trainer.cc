@@ -1,5 +1,6 @@
 // t2t-trainer: trains a registered model on a registered problem, with
 // T2T's flags. Everything here is flag handling; the work is in libt2t.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "t2t/distributed/launcher.h"
 #include "t2t/io/t2t_hparams_json.h"
 #include "t2t/model/model_registry.h"
+#include "t2t/train/eval_metrics.h"
 #include "t2t/train/stop_request.h"
 #include "t2t/train/train_step.h"
 #include "t2t/train/trainer.h"
@@ -78,47 +80,56 @@ void add_trainer_flags(cxxopts::Options& options) {
        value<std::string>()->default_value(""));
   options.add_options("Evaluation")
       ("eval_bleu", "At each evaluation, also decode the dev split (or --decode_from_file) with "
-       "--decode_hparams and score it with sacreBLEU against its references (tokenizer zh for "
-       "Chinese, else 13a): logged and written as BLEU to the eval events; translations in "
+       "--decode_hparams and score it as sacreBLEU does against its references (BLEU's "
+       "tokenizer zh for Chinese, else 13a): logged and written to the eval events (BLEU, "
+       "chrF2, chrF2++, TER as --eval_decode_metrics says); translations in "
        "<output_dir>/eval/bleu.decodes. Decoding takes time: num_samples in --decode_hparams "
        "caps the dev sentences decoded.")
+      ("eval_decode_metrics", "With --eval_bleu: the scores of the decoded translations, "
+       "separated by commas: bleu, chrf, chrf++, ter. Each can then be --best_metric or "
+       "--eval_early_stopping_metric. Default: bleu.", value<std::vector<std::string>>())
       ("decode_hparams", "With --eval_bleu: decoding settings as t2t-decoder takes them, e.g. "
        "'beam_size=4,alpha=0.6,num_samples=500'.", value<std::string>()->default_value(""))
       ("decode_from_file", "With --eval_bleu: decode this file, one sentence a line, instead of "
        "the dev split (needs --decode_reference).", value<std::string>()->default_value(""))
       ("decode_reference", "With --eval_bleu and --decode_from_file: the reference "
-       "translations, line for line.", value<std::string>()->default_value(""))
+       "translations, line for line. Several references: repeat the flag or separate the "
+       "files with commas.", value<std::vector<std::string>>())
       ("best_metric", "Keep the checkpoint with the best value of this eval metric in "
        "<output_dir>/best/ (a full checkpoint: t2t-decoder --checkpoint_path=<output_dir>/best "
        "loads it), with best.yaml naming its step and value. A step evaluated without a "
        "checkpoint gets one when it is the best. Kept across restarts, never pruned by "
-       "--keep_checkpoint_max. One of loss, bleu (needs --eval_bleu), accuracy, accuracy_top5, "
-       "neg_log_perplexity, approx_bleu_score; none = keep no best.",
+       "--keep_checkpoint_max. One of loss, bleu, chrf, chrf++, ter (these need --eval_bleu and "
+       "--eval_decode_metrics), accuracy, accuracy_top5, neg_log_perplexity, "
+       "approx_bleu_score; none = keep no best.",
        value<std::string>()->default_value("loss"))
       ("eval_early_stopping_steps", "Stop training (with a checkpoint, exit status 0) once "
        "--eval_early_stopping_metric has not improved by --eval_early_stopping_metric_delta or "
        "more over this many steps of evaluations. 0 = off.",
        value<int64_t>()->default_value("0"))
-      ("eval_early_stopping_metric", "The eval metric early stopping watches: loss, bleu (needs "
-       "--eval_bleu), accuracy, accuracy_top5, neg_log_perplexity, approx_bleu_score.",
+      ("eval_early_stopping_metric", "The eval metric early stopping watches: loss, bleu, chrf, "
+       "chrf++, ter (these need --eval_bleu and --eval_decode_metrics), accuracy, "
+       "accuracy_top5, neg_log_perplexity, approx_bleu_score.",
        value<std::string>()->default_value("loss"))
       ("eval_early_stopping_metric_delta", "The least change of the metric that counts as an "
        "improvement (BLEU counts 0..100).", value<double>()->default_value("0.1"))
       ("eval_early_stopping_metric_minimize", "true: the metric improves as it falls (loss); "
-       "false: as it grows (bleu, accuracy, ...).",
+       "false: as it grows (bleu, chrf, accuracy, ...).",
        value<bool>()->default_value("true"));
 }
 
 // --eval_bleu: the BLEU of decoding, built here from t2t/translate and handed
 // to the trainer as an extra evaluation (the trainer does not decode).
-t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
-                                     const t2t::TrainOptions& o) {
+// Sets o->extra_evaluation and o->extra_metrics.
+void add_bleu_evaluation(const cxxopts::ParseResult& flags, t2t::TrainOptions* out) {
+  const t2t::TrainOptions& o = *out;
   const bool eval_bleu = flags.count("eval_bleu") > 0;
-  for (const char* name : {"decode_hparams", "decode_from_file", "decode_reference"})
-    if (!eval_bleu && !flags[name].as<std::string>().empty())
+  for (const char* name :
+       {"decode_hparams", "decode_from_file", "decode_reference", "eval_decode_metrics"})
+    if (!eval_bleu && flags.count(name))
       throw t2t::cli::UsageError(std::string("--") + name + " is for --eval_bleu (BLEU at each "
                                  "evaluation); add --eval_bleu or leave it out");
-  if (!eval_bleu) return {};
+  if (!eval_bleu) return;
   if (o.schedule == t2t::Schedule::kTrain)
     throw t2t::cli::UsageError("--eval_bleu scores evaluations, and --schedule=train makes none; "
                                "use --schedule=continuous_train_and_eval");
@@ -128,12 +139,23 @@ t2t::ExtraEvaluation bleu_evaluation(const cxxopts::ParseResult& flags,
   bleu.decode = t2t::decode_options(dp);
   bleu.decode.log_results = false;  // a whole dev set at every evaluation
   bleu.source_file = flags["decode_from_file"].as<std::string>();
-  bleu.reference_file = flags["decode_reference"].as<std::string>();
+  bleu.reference_files = t2t::cli::list_flag(flags, "decode_reference");
+  const auto metrics = t2t::cli::list_flag(flags, "eval_decode_metrics");
+  if (!metrics.empty()) bleu.metrics = metrics;
+  for (const std::string& m : bleu.metrics) {
+    if (std::count(bleu.metrics.begin(), bleu.metrics.end(), m) > 1)
+      throw t2t::cli::UsageError("--eval_decode_metrics names " + m + " twice");
+    const t2t::EvalMetricInfo* info = t2t::find_eval_metric(m);
+    if (!info || !info->decoded)
+      throw t2t::cli::UsageError("--eval_decode_metrics=" + m + ": use bleu, chrf, chrf++ or ter");
+  }
   bleu.decodes_path = (std::filesystem::path(o.output_dir) / "eval" / "bleu.decodes").string();
+  const std::vector<std::string> scorer_metrics = bleu.metrics;
   auto scorer = std::make_shared<t2t::DevBleu>(o.problem, o.data_dir, std::move(bleu),
                                                torch::Device(o.device));
-  return [scorer](const std::shared_ptr<t2t::T2TModel>& model, int64_t step) {
-    return t2t::EvalMetrics{{"bleu", scorer->score(model, step)}};
+  out->extra_metrics = scorer_metrics;
+  out->extra_evaluation = [scorer](const std::shared_ptr<t2t::T2TModel>& model, int64_t step) {
+    return scorer->score(model, step);
   };
 }
 
@@ -222,7 +244,7 @@ int train(const cxxopts::ParseResult& flags) {
   if (o.worker && cuda) o.device = "cuda:" + std::to_string(o.worker->local_rank);
   // Before any worker starts, so that mistakes show once. The BLEU scorer
   // first: the checks look for it.
-  o.extra_evaluation = bleu_evaluation(flags, o);
+  add_bleu_evaluation(flags, &o);
   try {
     t2t::check_train_options(o);
   } catch (const t2t::Error& e) {

@@ -3,11 +3,11 @@
     import t2t
     tr = t2t.Translator("run", data_dir="data", problem="translate_enzh_sample")
     tr.translate(["Hello world."], beam_size=4)          # what t2t-decoder writes
-    t2t.bleu(hypotheses, references).score               # sacreBLEU's score
+    t2t.bleu(hypotheses, [refs_a, refs_b]).score         # sacreBLEU's score (chrf, ter too)
     t2t.train(problem=..., model="transformer", hparams_set=..., data_dir=..., output_dir=...)
 
 Everything runs in the library (no second implementation): Translator, Problem,
-read_examples, bleu, hparams and the state dicts in this process, train and
+read_examples, bleu/chrf/ter, hparams and the state dicts in this process, train and
 datagen as the t2t-trainer and t2t-datagen binaries. Log lines go to the
 logging module (logger "t2t"); errors are t2t.Error with the library's message.
 """
@@ -32,14 +32,21 @@ _check_torch()
 from . import _t2t  # noqa: E402
 from ._t2t import (  # noqa: E402,F401
     BleuScore,
+    ChrfScore,
     Error,
     Problem,
     Translator,
     alignment_words,
     bleu,
+    chrf,
     load_state_dict,
     load_usr_dir,
+    sentence_bleu,
+    sentence_chrf,
+    sentence_ter,
     set_log_level,
+    ter,
+    TerScore,
 )
 from ._tools import datagen, train  # noqa: E402,F401
 from ._tools import overrides_text as _overrides_text  # noqa: E402

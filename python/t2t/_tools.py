@@ -57,6 +57,9 @@ def _argv(name: str, flags: dict) -> list:
             argv.append(f"--{key}")
         elif isinstance(value, dict):
             argv.append(f"--{key}={overrides_text(value)}")
+        elif isinstance(value, (list, tuple)):
+            # A list flag takes each value (decode_reference=[ref_a, ref_b]).
+            argv.extend(f"--{key}={v}" for v in value)
         else:
             argv.append(f"--{key}={value}")
     return argv

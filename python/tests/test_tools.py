@@ -25,6 +25,13 @@ def test_train_logs_through_logging_and_refuses_bad_flags(run, tmp_path, caplog)
     with pytest.raises(t2t.Error, match="hparams_set"):
         t2t.train(problem=PROBLEM, model="transformer", data_dir=run.data,
                   output_dir=str(tmp_path / "r2"))
+    # A list is the flag once per value: a list flag takes them all, another refuses.
+    with pytest.raises(t2t.Error, match="--train_steps is given 2 times"):
+        t2t.train(problem=PROBLEM, train_steps=[10, 20])
+    with pytest.raises(t2t.Error, match="--decode_reference is for --eval_bleu"):
+        t2t.train(problem=PROBLEM, model="transformer", hparams_set="transformer_tiny",
+                  data_dir=run.data, output_dir=str(tmp_path / "r3"),
+                  decode_reference=["a.zh", "b.zh"])
 
 
 def test_keyboard_interrupt_saves_a_checkpoint_and_returns(run, tmp_path, caplog):

@@ -1,6 +1,7 @@
 #include "t2t/metrics/bleu_tokenizers.h"
 
 #include "t2t/core/error.h"
+#include "t2t/metrics/regex_passes.h"
 #include "t2t/text/unicode.h"
 #include "t2t/text/utf8.h"
 
@@ -8,94 +9,31 @@ namespace t2t::bleu_tok {
 
 namespace {
 
-bool is_ascii_digit(char32_t c) { return c >= U'0' && c <= U'9'; }
-
-// How a two-character match (a, b) is rewritten.
-enum class Spacing {
-  kAfterEach,    // "\1 \2 "
-  kBeforeEach,  // " \1 \2"
-};
-
-// re.sub of a two-character pattern `(A)(B)`: scans left to right and
-// resumes after each match, so a character consumed as B is never A.
-template <typename First, typename Second>
-std::u32string sub_pair(const std::u32string& s, First first, Second second, Spacing spacing) {
-  std::u32string out;
-  out.reserve(s.size() + s.size() / 4);
-  size_t i = 0;
-  while (i < s.size()) {
-    if (i + 1 < s.size() && first(s[i]) && second(s[i + 1])) {
-      if (spacing == Spacing::kAfterEach) {
-        out += s[i];
-        out += U' ';
-        out += s[i + 1];
-        out += U' ';
-      } else {
-        out += U' ';
-        out += s[i];
-        out += U' ';
-        out += s[i + 1];
-      }
-      i += 2;
-    } else {
-      out += s[i++];
-    }
-  }
-  return out;
-}
-
-// re.sub of `(A)` by " \1 ".
-template <typename Pred>
-std::u32string pad_each(const std::u32string& s, Pred pred) {
-  std::u32string out;
-  out.reserve(s.size() + s.size() / 4);
-  for (char32_t c : s) {
-    if (pred(c)) {
-      out += U' ';
-      out += c;
-      out += U' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-void replace_all(std::u32string& s, const std::u32string& from, const std::u32string& to) {
-  size_t pos = 0;
-  while ((pos = s.find(from, pos)) != std::u32string::npos) {
-    s.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-}
-
-// mteval's ASCII punctuation and symbols, except the apostrophe, comma,
-// hyphen and period that the following rules treat by context.
-bool is_13a_symbol(char32_t c) {
-  return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
-         (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == U'/';
-}
+using regex_pass::is_ascii_digit;
+using regex_pass::pad_each;
+using regex_pass::Spacing;
+using regex_pass::sub_pair;
 
 // The rules sacreBLEU's 13a and zh tokenizers share (its TokenizerRegexp).
 std::u32string regexp_rules(const std::u32string& line) {
   auto not_digit = [](char32_t c) { return !is_ascii_digit(c); };
-  auto period_or_comma = [](char32_t c) { return c == U'.' || c == U','; };
-  std::u32string s = pad_each(line, is_13a_symbol);
-  s = sub_pair(s, not_digit, period_or_comma, Spacing::kAfterEach);
-  s = sub_pair(s, period_or_comma, not_digit, Spacing::kBeforeEach);
+  std::u32string s = pad_each(line, regex_pass::is_mteval_symbol);
+  s = sub_pair(s, not_digit, regex_pass::is_period_or_comma, Spacing::kAfterEach);
+  s = sub_pair(s, regex_pass::is_period_or_comma, not_digit, Spacing::kBeforeEach);
   s = sub_pair(s, is_ascii_digit, [](char32_t c) { return c == U'-'; }, Spacing::kAfterEach);
   return s;
 }
 
 std::u32string tokenize_13a(std::u32string line) {
-  replace_all(line, U"<skipped>", U"");
-  replace_all(line, U"-\n", U"");
-  replace_all(line, U"\n", U" ");
+  using regex_pass::replace_literal;
+  line = replace_literal(line, U"<skipped>", U"");
+  line = replace_literal(line, U"-\n", U"");
+  line = replace_literal(line, U"\n", U" ");
   // In this order, so "&amp;lt;" becomes "<" as it does in sacreBLEU.
-  replace_all(line, U"&quot;", U"\"");
-  replace_all(line, U"&amp;", U"&");
-  replace_all(line, U"&lt;", U"<");
-  replace_all(line, U"&gt;", U">");
+  line = replace_literal(line, U"&quot;", U"\"");
+  line = replace_literal(line, U"&amp;", U"&");
+  line = replace_literal(line, U"&lt;", U"<");
+  line = replace_literal(line, U"&gt;", U">");
   // The padding lets a sentence-final period split off a number ("in 2019.").
   return regexp_rules(U" " + line + U" ");
 }
@@ -133,8 +71,16 @@ bool is_sacrebleu_chinese_char(char32_t c) {
   return unicode::in_class(c, unicode::kSacrebleuChinese);
 }
 
+std::string sacrebleu_tokenizer_list() {
+  const auto& names = sacrebleu_tokenizer_names();
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 const std::vector<std::string>& sacrebleu_tokenizer_names() {
-  static const std::vector<std::string> names{"13a", "intl", "zh", "none"};
+  static const std::vector<std::string> names{"13a", "intl", "zh", "char", "none"};
   return names;
 }
 
@@ -144,7 +90,14 @@ Tokens sacrebleu_tokens(const std::u32string& line, const std::string& name, boo
   if (name == "intl") return split_whitespace(tokenize_intl(segment));
   if (name == "zh") return split_whitespace(tokenize_zh(segment));
   if (name == "none") return split_whitespace(segment);
-  throw Error("unknown BLEU tokenizer '" + name + "': use 13a, intl, zh or none");
+  if (name == "char") {
+    // sacreBLEU spaces out every character, so each one but whitespace is a token.
+    Tokens tokens;
+    for (char32_t c : segment)
+      if (!is_python_space(c)) tokens.emplace_back(1, c);
+    return tokens;
+  }
+  throw Error("unknown BLEU tokenizer '" + name + "': use " + sacrebleu_tokenizer_list());
 }
 
 Tokens t2t_tokens(const std::u32string& line, bool lowercase) {

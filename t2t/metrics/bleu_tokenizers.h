@@ -1,4 +1,4 @@
-// sacreBLEU's `13a`, `intl`, `zh` and `none` tokenizers and T2T's
+// sacreBLEU's `13a`, `intl`, `zh`, `char` and `none` tokenizers and T2T's
 // bleu_hook.bleu_tokenize, splitting exactly where they do: each rule is
 // one of their re.sub substitutions, on code points.
 #pragma once
@@ -11,7 +11,7 @@ namespace t2t::bleu_tok {
 using Tokens = std::vector<std::u32string>;
 
 // sacreBLEU's preprocessing of one segment: optional str.lower(), rstrip(),
-// then the tokenizer `name` (13a | intl | zh | none), then split().
+// then the tokenizer `name` (13a | intl | zh | char | none), then split().
 // Throws t2t::Error for another name.
 Tokens sacrebleu_tokens(const std::u32string& line, const std::string& name, bool lowercase);
 
@@ -26,5 +26,7 @@ bool is_sacrebleu_chinese_char(char32_t c);
 
 // The tokenizer names sacrebleu_tokens accepts, for messages.
 const std::vector<std::string>& sacrebleu_tokenizer_names();
+// "13a, intl, zh, char or none".
+std::string sacrebleu_tokenizer_list();
 
 }  // namespace t2t::bleu_tok

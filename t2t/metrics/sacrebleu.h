@@ -1,19 +1,27 @@
-// Corpus BLEU for text: corpus_bleu is sacreBLEU 2.x's BLEU-4 (exponential
-// smoothing, no effective order) to the same digits, with a signature
-// naming t2t as the scorer; t2t_bleu is T2T's bleu_hook.bleu_wrapper. One
-// hypothesis and one reference per line, as many of each.
+// Corpus BLEU for text: corpus_bleu is sacreBLEU 2.x's BLEU-4 to the same
+// digits, with one reference stream or several (n-grams clipped by their
+// most frequent reference, the closest reference length), and a signature
+// naming t2t as the scorer; t2t_bleu is T2T's bleu_hook.bleu_wrapper.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "t2t/metrics/references.h"
 
 namespace t2t {
 
 struct SacreBleuOptions {
-  std::string tokenize = "13a";  // 13a | intl | zh | none
+  std::string tokenize = "13a";  // 13a | intl | zh | char | none
   bool lowercase = false;
+  std::string smooth_method = "exp";   // exp | floor | add-k | none
+  std::optional<double> smooth_value;  // floor: 0.1, add-k: 1 when not given
+  // Leave out the orders past the last with any n-gram, as sacreBLEU's
+  // sentence-level BLEU does.
+  bool effective_order = false;
 };
 
 struct SacreBleuResult {
@@ -31,10 +39,18 @@ struct SacreBleuResult {
   std::string to_string() const;
 };
 
-// Throws t2t::Error on a size mismatch or an unknown tokenizer.
+// Throws t2t::Error on a size mismatch or an unknown tokenizer or smoothing.
+SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
+                            const References& references, const SacreBleuOptions& options = {});
+// One reference per hypothesis.
 SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
                             const std::vector<std::string>& references,
                             const SacreBleuOptions& options = {});
+// One hypothesis against its references (set options.effective_order, as
+// sacreBLEU's sentence_bleu does, unless comparing with corpus BLEU).
+SacreBleuResult sentence_bleu(const std::string& hypothesis,
+                              const std::vector<std::string>& references,
+                              const SacreBleuOptions& options = {});
 
 // What sacreBLEU's tokenizer `name` makes of line.rstrip(): tokens joined by
 // single spaces (the line itself for `none`). No lowercasing.

@@ -12,7 +12,10 @@ namespace t2t {
 const std::vector<EvalMetricInfo>& eval_metrics() {
   static const std::vector<EvalMetricInfo> all{
       {"loss", "loss", false},
-      {"bleu", "BLEU", true},
+      {"bleu", "BLEU", true, true},
+      {"chrf", "chrF2", true, true},
+      {"chrf++", "chrF2++", true, true},
+      {"ter", "TER", false, true},
       {"accuracy", "metrics/accuracy", true},
       {"accuracy_top5", "metrics/accuracy_top5", true},
       {"neg_log_perplexity", "metrics/neg_log_perplexity", true},

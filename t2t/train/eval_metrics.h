@@ -19,11 +19,13 @@ struct EvalMetricInfo {
   std::string name;       // "accuracy": what the flags say
   std::string event_tag;  // "metrics/accuracy": what TensorBoard shows
   bool higher_is_better = false;
+  bool decoded = false;   // scores translations: only an ExtraEvaluation reports it
 };
 
-// loss, bleu, accuracy, accuracy_top5, neg_log_perplexity, approx_bleu_score.
-// bleu is decoded BLEU (0..100), tagged "BLEU" as in T2T's decode hooks;
-// the others are T2T's teacher-forced metrics.
+// loss, bleu, chrf, chrf++, ter, accuracy, accuracy_top5,
+// neg_log_perplexity, approx_bleu_score. bleu, chrf, chrf++ and ter score
+// decoded translations (0..100), tagged "BLEU" as in T2T's decode hooks and
+// as sacreBLEU names the others; the rest are T2T's teacher-forced metrics.
 const std::vector<EvalMetricInfo>& eval_metrics();
 
 // nullptr when `name` is none of eval_metrics().

@@ -1,5 +1,6 @@
 #include "t2t/train/train_options.h"
 
+#include <algorithm>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -71,10 +72,17 @@ void check_train_options(const TrainOptions& o) {
     if (!find_eval_metric(metric))
       throw OptionError(option, "{" + option + "}=" + metric + " is not an eval metric; use one "
                                 "of " + eval_metric_names() + or_else);
-    if (metric == "bleu" && !o.extra_evaluation)
-      throw OptionError(option, "{" + option + "}=bleu needs {eval_bleu}: without it "
-                                "evaluations have no BLEU (approx_bleu_score is the "
-                                "teacher-forced one)");
+    const bool reported = std::find(o.extra_metrics.begin(), o.extra_metrics.end(), metric) !=
+                          o.extra_metrics.end();
+    if (find_eval_metric(metric)->decoded && !(o.extra_evaluation && reported)) {
+      if (metric == "bleu")
+        throw OptionError(option, "{" + option + "}=bleu needs {eval_bleu}: without it "
+                                  "evaluations have no BLEU (approx_bleu_score is the "
+                                  "teacher-forced one)");
+      throw OptionError(option, "{" + option + "}=" + metric + " scores decoded translations: "
+                                "it needs {eval_bleu} with " + metric + " among "
+                                "{eval_decode_metrics}");
+    }
   };
   if (o.best_metric != "none") check_metric("best_metric", o.best_metric, ", or none");
   const EarlyStoppingOptions& es = o.early_stopping;

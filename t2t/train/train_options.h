@@ -43,6 +43,9 @@ struct TrainOptions {
   // At each evaluation, on the chief, after the teacher-forced metrics (BLEU
   // from decoding, when the tool supplies it). May be empty.
   ExtraEvaluation extra_evaluation;
+  // The decoded metrics (eval_metrics.h) extra_evaluation reports: bleu,
+  // chrf, chrf++, ter.
+  std::vector<std::string> extra_metrics;
   // The eval metric (eval_metrics.h) whose best checkpoint is kept in
   // <output_dir>/best/ (best_checkpoint.h); "none": no best/.
   std::string best_metric = "loss";

@@ -287,15 +287,16 @@ DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
 }
 
 std::string bleu_report(const std::vector<std::string>& hypotheses,
-                        const std::vector<std::string>& references,
-                        const std::string& reference_name) {
-  if (hypotheses.size() != references.size())
-    throw Error(reference_name + " has " + std::to_string(references.size()) +
-                " lines but there are " + std::to_string(hypotheses.size()) +
-                " translations; give the reference of exactly the decoded input");
+                        const std::vector<std::vector<std::string>>& references,
+                        const std::vector<std::string>& names) {
+  for (size_t r = 0; r < references.size(); ++r)
+    if (hypotheses.size() != references[r].size())
+      throw Error(names[r] + " has " + std::to_string(references[r].size()) +
+                  " lines but there are " + std::to_string(hypotheses.size()) +
+                  " translations; give the reference of exactly the decoded input");
   SacreBleuOptions options;
-  options.tokenize = default_tokenizer_for(references);
-  const SacreBleuResult bleu = corpus_bleu(hypotheses, references, options);
+  options.tokenize = default_tokenizer_for(references.at(0));
+  const SacreBleuResult bleu = corpus_bleu(hypotheses, References(references), options);
   return bleu.to_string() + "\n" + bleu.signature + "\n";
 }
 

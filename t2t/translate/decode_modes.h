@@ -80,10 +80,11 @@ int64_t decode_interactively(BatchTranslator& decoder, std::istream& in, std::os
 DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
                                const std::string& data_dir, const std::string& decodes_path);
 
-// Corpus BLEU (sacreBLEU's) of `hypotheses` against `references`, as
-// printed lines. Throws t2t::Error when the counts differ.
+// Corpus BLEU (sacreBLEU's) of `hypotheses` against one or more reference
+// streams, as printed lines. `names` says how messages name each stream.
+// Throws t2t::Error when a count differs.
 std::string bleu_report(const std::vector<std::string>& hypotheses,
-                        const std::vector<std::string>& references,
-                        const std::string& reference_name);
+                        const std::vector<std::vector<std::string>>& references,
+                        const std::vector<std::string>& names);
 
 }  // namespace t2t

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "t2t/metrics/sacrebleu.h"
+#include "t2t/metrics/score.h"
 #include "tests/support/test_util.h"
 
 using t2t::test::run_command;
@@ -207,9 +208,9 @@ TEST_CASE("BLEU and its tokenizers match sacreBLEU run in Python on a random cor
     CHECK(" " + ours.to_string() == formatted);
     ++compared;
   }
-  CHECK(compared == 8);
+  CHECK(compared == 10);
   write(dir / "all.txt", lines_text(corpus.hyps) + lines_text(corpus.refs));
-  for (const char* tok : {"13a", "intl", "zh", "none"}) {
+  for (const char* tok : {"13a", "intl", "zh", "char", "none"}) {
     r = run_command("'" + python + "' '" + kCrossCheckScript + "' tokenize " + tok + " '" +
                     (dir / "all.txt") + "'");
     REQUIRE(r.exit_code == 0);
@@ -237,4 +238,79 @@ TEST_CASE("T2T-style BLEU matches T2T's own bleu_hook run in Python on a random 
   REQUIRE(r.exit_code == 0);
   CHECK(r.output == "1 " + format17(t2t::t2t_bleu(corpus.hyps, corpus.refs, true)) + "\n0 " +
                         format17(t2t::t2t_bleu(corpus.hyps, corpus.refs, false)) + "\n");
+}
+
+TEST_CASE("t2t-bleu scores against several references, with chrF, chrF++ and TER",
+          "[bleu][tools]") {
+  TempDir dir("bleu_tool_multi");
+  const std::vector<std::string> hyps = {"A cat sat on the mat.", "It is raining today ."};
+  const std::vector<std::string> ref_a = {"the cat sat on the mat.", "It is raining today."};
+  const std::vector<std::string> ref_b = {"A cat sat on a mat.", "Today it rains."};
+  write(dir / "hyp.txt", lines_text(hyps));
+  write(dir / "a.txt", lines_text(ref_a));
+  write(dir / "b.txt", lines_text(ref_b));
+  const std::string files = " --translation=" + (dir / "hyp.txt");
+  // Repeated or comma-separated: the same two references.
+  auto repeated = run_command("./t2t-bleu --bleu_variant=cased --metric=bleu --metric=chrf,ter" +
+                              files + " --reference=" + (dir / "a.txt") + " --reference=" +
+                              (dir / "b.txt"));
+  auto commas = run_command("./t2t-bleu --bleu_variant=cased --metric=bleu,chrf,ter" + files +
+                            " --reference=" + (dir / "a.txt") + "," + (dir / "b.txt"));
+  INFO(repeated.output);
+  REQUIRE(repeated.exit_code == 0);
+  CHECK(repeated.output == commas.output);
+  const t2t::References refs({ref_a, ref_b});
+  t2t::SacreBleuOptions bleu;
+  const auto b = t2t::corpus_bleu(hyps, refs, bleu);
+  CHECK_THAT(repeated.output, Catch::Contains("BLEU_cased" + b.to_string().substr(4) + "\n  " +
+                                              b.signature + "\n"));
+  CHECK_THAT(b.signature, Catch::StartsWith("nrefs:2|"));
+  // More than against either reference alone: n-grams of both count.
+  CHECK(b.score > t2t::corpus_bleu(hyps, ref_a, bleu).score);
+  CHECK(b.score > t2t::corpus_bleu(hyps, ref_b, bleu).score);
+  const auto chrf = t2t::corpus_chrf(hyps, refs);
+  t2t::TerOptions cased_ter;
+  cased_ter.case_sensitive = true;
+  const auto ter = t2t::corpus_ter(hyps, refs, cased_ter);
+  CHECK_THAT(repeated.output, Catch::Contains("chrF2_cased = " + chrf.to_string().substr(8) +
+                                              "\n  " + chrf.signature + "\n"));
+  CHECK_THAT(repeated.output, Catch::Contains("TER_cased = " + ter.to_string().substr(6) +
+                                              "\n  " + ter.signature + "\n"));
+
+  // One score a line, then the signature.
+  auto sentences = run_command("./t2t-bleu --metric=chrf++ --sentence_level" + files +
+                               " --reference=" + (dir / "a.txt") + "," + (dir / "b.txt"));
+  REQUIRE(sentences.exit_code == 0);
+  const auto s0 = t2t::sentence_chrf(hyps[0], {ref_a[0], ref_b[0]}, {6, 2});
+  const auto s1 = t2t::sentence_chrf(hyps[1], {ref_a[1], ref_b[1]}, {6, 2});
+  CHECK(sentences.output == s0.to_string() + "\n" + s1.to_string() + "\n  " + s0.signature + "\n");
+  auto ter_lines = run_command("./t2t-bleu --metric=ter --sentence_level" + files +
+                               " --reference=" + (dir / "a.txt"));
+  REQUIRE(ter_lines.exit_code == 0);
+  CHECK_THAT(ter_lines.output, Catch::StartsWith(t2t::sentence_ter(hyps[0], {ref_a[0]}).to_string()));
+  CHECK_THAT(ter_lines.output, Catch::Contains("|case:lc|"));  // TER's own default
+
+  // Refusals name what is wrong.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--metric=t2t --reference=" + dir / "a.txt" + "," + dir / "b.txt", "takes one reference"},
+      {"--metric=meteor --reference=" + dir / "a.txt", "--metric=meteor: use bleu, chrf"},
+      {"--metric=chrf --tokenize=zh --reference=" + dir / "a.txt", "--tokenize applies to"},
+      {"--metric=chrf++ --chrf_word_order=1 --reference=" + dir / "a.txt", "word order 2"},
+      {"--ter_no_punct --reference=" + dir / "a.txt", "--ter_no_punct applies to TER"},
+      {"--metric=bleu,ter --sentence_level --reference=" + dir / "a.txt", "give one --metric"},
+      {"--sentence_level --bleu_variant=both --reference=" + dir / "a.txt", "cased or uncased"},
+      {"--smooth_value=0.2 --reference=" + dir / "a.txt", "floor or add-k"},
+      {"--reference=" + dir / "a.txt" + ",,", "empty item"},
+  };
+  for (const auto& [flags, message] : refused) {
+    auto r = run_command("./t2t-bleu" + files + " " + flags);
+    INFO(flags << "\n" << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(message));
+  }
+  write(dir / "short.txt", "one line\n");
+  auto short_ref = run_command("./t2t-bleu" + files + " --reference=" + (dir / "a.txt") + "," +
+                               (dir / "short.txt"));
+  CHECK(short_ref.exit_code == 1);
+  CHECK_THAT(short_ref.output, Catch::Contains("--reference=" + (dir / "short.txt") + " has 1 lines"));
 }

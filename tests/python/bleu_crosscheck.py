@@ -12,7 +12,7 @@ import sys
 
 
 def read_lines(path):
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
         text = f.read()
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -25,7 +25,7 @@ def main():
     if mode == "sacrebleu":
         from sacrebleu.metrics import BLEU
         hyps, refs = read_lines(sys.argv[2]), read_lines(sys.argv[3])
-        for tok in ("13a", "intl", "zh", "none"):
+        for tok in ("13a", "intl", "zh", "char", "none"):
             for lc in (False, True):
                 s = BLEU(tokenize=tok, lowercase=lc).corpus_score(hyps, [refs])
                 print(f"{tok} {int(lc)} {s.score:.17g} {s.format()}")

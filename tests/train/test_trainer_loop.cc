@@ -211,6 +211,29 @@ TEST_CASE("t2t-trainer --eval_bleu with --decode_from_file scores against --deco
   CHECK_THAT(r.output, Catch::Contains("BLEU at step 10 on 6 sentences of " + src));
   CHECK(t2t::test::read_lines(dir / "run/eval/bleu.decodes").size() == 6);
 
+  // Two references and every decoded metric; TER (lower is better) keeps the best.
+  const std::string ref_b = dir / "ref_b.zh";
+  t2t::write_file_atomic(ref_b, "我\n你\n他\n她\n它\n我们\n");
+  r = run_command(trainer(dir / "run2", "--train_steps=10 --local_eval_frequency=10 "
+                                        "--eval_bleu --decode_hparams=beam_size=1" + from +
+                                        " --decode_reference=" + ref + "," + ref_b +
+                                        " --eval_decode_metrics=bleu,chrf,chrf++,ter "
+                                        "--best_metric=ter"));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("BLEU, chrF2, chrF2++, TER at step 10 on 6 sentences"));
+  CHECK_THAT(r.output, Catch::Contains("nrefs:2|case:mixed|eff:no|tok:zh|"));
+  CHECK_THAT(r.output, Catch::Contains("nrefs:2|case:lc|tok:tercom|"));
+  for (const char* tag : {"BLEU", "chrF2", "chrF2++", "TER"})
+    CHECK(events_with_tag(dir / "run2/eval", tag) == 1);
+  CHECK_THAT(t2t::read_file(dir / "run2/best/best.yaml"), Catch::Contains("metric: ter"));
+  // The logged TER is t2t-bleu's on the same translations and references.
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("TER = ([0-9.]+) ")));
+  auto ter = run_command("./t2t-bleu --metric=ter --bleu_variant=uncased --translation=" +
+                         (dir / "run2/eval/bleu.decodes") + " --reference=" + ref +
+                         " --reference=" + ref_b);
+  CHECK_THAT(ter.output, Catch::StartsWith("TER_uncased = " + std::string(m[1]) + "\n"));
+
   // Mistakes show before training, naming the flag.
   auto mismatch = run_command(trainer(dir / "bad1", "--train_steps=10 --eval_bleu" + from +
                                                     " --decode_reference=" + short_ref));
@@ -449,11 +472,24 @@ TEST_CASE("early stopping ends a run with a checkpoint, and a restart stops at o
   CHECK_THAT(upwards.output, Catch::Contains("--eval_early_stopping_metric_minimize=false"));
   auto unknown = run_command(trainer(dir / "bad3", "--best_metric=blue"));
   CHECK(unknown.exit_code == 2);
-  CHECK_THAT(unknown.output, Catch::Contains("loss, bleu, accuracy, accuracy_top5, "
-                                             "neg_log_perplexity, approx_bleu_score, or none"));
+  CHECK_THAT(unknown.output, Catch::Contains("loss, bleu, chrf, chrf++, ter, accuracy, "
+                                             "accuracy_top5, neg_log_perplexity, "
+                                             "approx_bleu_score, or none"));
   auto best_bleu = run_command(trainer(dir / "bad4", "--best_metric=bleu"));
   CHECK(best_bleu.exit_code == 2);
   CHECK_THAT(best_bleu.output, Catch::Contains("--best_metric=bleu needs --eval_bleu"));
+  // A decoded metric the evaluations do not compute would never decide.
+  auto ter = run_command(trainer(dir / "bad7", "--eval_bleu --best_metric=ter"));
+  CHECK(ter.exit_code == 2);
+  CHECK_THAT(ter.output, Catch::Contains("--best_metric=ter scores decoded translations: it "
+                                         "needs --eval_bleu with ter among "
+                                         "--eval_decode_metrics"));
+  auto ter_up = run_command(trainer(dir / "bad8", "--eval_bleu --eval_decode_metrics=ter "
+                                                  "--eval_early_stopping_steps=10 "
+                                                  "--eval_early_stopping_metric=ter "
+                                                  "--eval_early_stopping_metric_minimize=false"));
+  CHECK(ter_up.exit_code == 2);
+  CHECK_THAT(ter_up.output, Catch::Contains("ter improves as it falls"));
   auto train_only = run_command(trainer(dir / "bad5", "--eval_early_stopping_steps=10 "
                                                       "--schedule=train"));
   CHECK(train_only.exit_code == 2);
@@ -741,6 +777,7 @@ TEST_CASE("an extra evaluation's metric (bleu) picks the best checkpoint and sto
     model->eval();  // as the decoder does; the trainer must undo it
     return t2t::EvalMetrics{{"bleu", bleu.at(step)}};
   };
+  o.extra_metrics = {"bleu"};
   const t2t::HParams hp = t2t::resolve_hparams(
       "transformer_tiny", "", "batch_size=512,hidden_size=64,filter_size=128,num_heads=2");
   t2t::run_training(o, hp);

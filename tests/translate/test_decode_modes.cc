@@ -282,9 +282,9 @@ TEST_CASE("decode hparams map onto search options as in T2T", "[decode]") {
 }
 
 TEST_CASE("BLEU report checks line counts", "[decode]") {
-  CHECK_THROWS_WITH(t2t::bleu_report({"a", "b"}, {"a"}, "--decode_reference=ref.txt"),
+  CHECK_THROWS_WITH(t2t::bleu_report({"a", "b"}, {{"a"}}, {"--decode_reference=ref.txt"}),
                     Catch::Contains("--decode_reference=ref.txt has 1 lines"));
-  const auto report = t2t::bleu_report({"the cat sat on the mat"}, {"the cat sat on the mat"}, "ref");
+  const auto report = t2t::bleu_report({"the cat sat on the mat"}, {{"the cat sat on the mat"}}, {"ref"});
   CHECK_THAT(report, Catch::StartsWith("BLEU = 100.00"));
 }
 
