@@ -367,3 +367,44 @@ TEST_CASE("t2t-bleu refuses the directory flags where they would do nothing", "[
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Catch::Contains(t.file(50) + " has 1 lines but --reference="));
 }
+
+TEST_CASE("t2t-bleu --translations_dir takes several references and metrics, tagged by name",
+          "[bleu_dir]") {
+  Translations t("bleu_dir_metrics");
+  const std::string ref_b = t.dir / "ref_b.txt";
+  write_lines(ref_b, {"the cat sat on a mat", "it rains today", "hello there world"});
+  const std::string flags = "--reference=" + ref_b + " --metric=bleu,chrf++,ter "
+                            "--bleu_variant=cased";
+  const std::string ev = t.dir / "events";
+  auto r = run_command(t.bleu("--translations_dir=" + t.tr + " " + flags + " --event_dir=" + ev));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  // Each file as --translation scores it.
+  for (int step : {5, 20, 100}) {
+    const auto single = run_command(t.bleu("--translation=" + t.file(step) + " " + flags));
+    REQUIRE(single.exit_code == 0);
+    for (const char* tag : {"BLEU_cased", "chrF2++_cased", "TER_cased"}) {
+      const size_t at = single.output.find(std::string(tag) + " = ");
+      REQUIRE(at != std::string::npos);
+      const size_t end = single.output.find_first_of(" \n", at + std::strlen(tag) + 3);
+      const std::string headline = single.output.substr(at, end - at);
+      CHECK_THAT(r.output, Catch::Contains(headline));
+    }
+  }
+  // p-20 equals the second reference: every metric sees it.
+  std::string line20;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("step 20 ", 0) == 0) line20 = line;
+  CHECK(score_in(line20, "BLEU_cased") == 100.0);
+  CHECK(score_in(line20, "TER_cased") == 0.0);
+  CHECK_THAT(r.output, Catch::Contains("TER_cased signature: nrefs:2|case:mixed|tok:tercom|"));
+  auto events = read_events(ev);
+  REQUIRE(events.size() == 5);
+  const Event& last = events.back();
+  REQUIRE(last.values.size() == 3);
+  CHECK(last.values[0].first == "BLEU_cased");
+  CHECK(last.values[1].first == "chrF2++_cased");
+  CHECK(last.values[2].first == "TER_cased");
+  CHECK(last.values[2].second == 0.0f);  // p-100 is the first reference
+}

@@ -102,8 +102,12 @@ TEST_CASE("a flag given twice is refused by every binary with both values named"
     CHECK_THAT(r.output, Catch::Contains("--log_level is given 2 times") &&
                              Catch::Contains("--log_level=info, --log_level=error"));
   }
-  // t2t-bleu's --reference was the one users repeated, expecting two references.
-  const auto bleu = run_command("./t2t-bleu --translation=a --reference=ref.A --reference=ref.B");
+  // A list flag takes every value: t2t-bleu reads both references (here
+  // missing, so it names the first), where --translation twice is refused.
+  auto bleu = run_command("./t2t-bleu --translation=a --reference=ref.A --reference=ref.B");
+  CHECK(bleu.exit_code == 1);
+  CHECK_THAT(bleu.output, Catch::Contains("--reference: cannot read 'ref.A'"));
+  bleu = run_command("./t2t-bleu --translation=a --translation=b --reference=ref.A");
   CHECK(bleu.exit_code == 2);
-  CHECK_THAT(bleu.output, Catch::Contains("--reference is given 2 times"));
+  CHECK_THAT(bleu.output, Catch::Contains("--translation is given 2 times"));
 }
