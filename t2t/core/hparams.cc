@@ -311,6 +311,15 @@ std::string scalar_text(const YAML::Node& node) {
 }  // namespace
 
 HParams& HParams::apply_yaml_string(const std::string& yaml, const std::string& source) {
+  try {
+    return apply_yaml_nodes(yaml, source);
+  } catch (const YAML::Exception& e) {
+    // A key or value of a kind no hyperparameter takes (a tagged or nested node).
+    throw Error("cannot read hyperparameters from " + source + ": " + e.what());
+  }
+}
+
+HParams& HParams::apply_yaml_nodes(const std::string& yaml, const std::string& source) {
   YAML::Node root = load_yaml(yaml, source);
   if (root.IsNull()) return *this;
   if (!root.IsMap())
@@ -361,6 +370,14 @@ std::string HParams::to_yaml() const {
 }
 
 HParams HParams::from_yaml_string(const std::string& yaml, const std::string& source) {
+  try {
+    return from_yaml_nodes(yaml, source);
+  } catch (const YAML::Exception& e) {
+    throw Error("cannot read hyperparameters from " + source + ": " + e.what());
+  }
+}
+
+HParams HParams::from_yaml_nodes(const std::string& yaml, const std::string& source) {
   YAML::Node root = load_yaml(yaml, source);
   HParams hp;
   if (root.IsNull()) return hp;

@@ -103,6 +103,10 @@ class HParams {
   [[noreturn]] void unknown_key(const std::string& name, const std::string& source) const;
   // Notes the value `name` holds before an override from `source` changes it.
   void remember_before_override(const std::string& name, const std::string& source);
+  // apply_yaml_string and from_yaml_string, which turn yaml-cpp's
+  // exceptions into t2t::Error.
+  HParams& apply_yaml_nodes(const std::string& yaml, const std::string& source);
+  static HParams from_yaml_nodes(const std::string& yaml, const std::string& source);
   std::vector<std::pair<std::string, HValue>> entries_;
   std::map<std::string, size_t> index_;
   struct Override {

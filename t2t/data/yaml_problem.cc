@@ -81,7 +81,7 @@ std::string resolve(const std::string& file, const std::string& path) {
   return (fs::path(file).parent_path() / path).lexically_normal().string();
 }
 
-YamlProblemConfig parse(const std::string& file) {
+YamlProblemConfig parse_nodes(const std::string& file) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(file);
@@ -167,7 +167,18 @@ const bool kRegistered = [] {
   return true;
 }();
 
+YamlProblemConfig parse(const std::string& file) {
+  try {
+    return parse_nodes(file);
+  } catch (const YAML::Exception& e) {
+    // A key or value of a kind the spec never has (a list as a key, a tag).
+    bad(file, std::string("cannot read it: ") + e.what());
+  }
+}
+
 }  // namespace
+
+void check_yaml_problem(const std::string& path) { parse(path); }
 
 void register_yaml_problem(const std::string& path) {
   auto config = std::make_shared<const YamlProblemConfig>(parse(path));

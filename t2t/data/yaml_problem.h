@@ -20,4 +20,8 @@ namespace t2t {
 // naming the file and the key at fault.
 void register_yaml_problem(const std::string& path);
 
+// Parses `path` as register_yaml_problem does, with the same errors, and
+// registers nothing.
+void check_yaml_problem(const std::string& path);
+
 }  // namespace t2t

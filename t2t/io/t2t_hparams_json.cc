@@ -27,7 +27,9 @@ T2THparamsJson apply_t2t_hparams_json(HParams& hp, const std::string& path) {
   T2THparamsJson out;
   const std::string source = "T2T's " + path;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar())
+      throw Error(path + " is not T2T's hparams.json: a key is not a string");
+    const std::string key = kv.first.Scalar();
     if (!hp.has(key)) {
       out.unknown.push_back(key);
       continue;
@@ -38,11 +40,13 @@ T2THparamsJson apply_t2t_hparams_json(HParams& hp, const std::string& path) {
     }
     // One key at a time, so that a value of the wrong type only costs that
     // key (reported) and not the rest.
-    YAML::Emitter one;
-    one << YAML::BeginMap << YAML::Key << key << YAML::Value << kv.second << YAML::EndMap;
     try {
+      YAML::Emitter one;
+      one << YAML::BeginMap << YAML::Key << key << YAML::Value << kv.second << YAML::EndMap;
       hp.apply_yaml_string(one.c_str(), source);
     } catch (const Error& e) {
+      out.unusable.push_back(key + ": " + e.what());
+    } catch (const YAML::Exception& e) {
       out.unusable.push_back(key + ": " + e.what());
     }
   }

@@ -50,9 +50,6 @@ struct SearchStats {
 // T2T's length penalty ((5 + length) / 6)^alpha.
 double length_penalty(int64_t length, double alpha);
 
-// Throws OptionError, naming the option, for options the search cannot run.
-void check_search_options(const SearchOptions& options);
-
 // inputs [batch, input_len] int64 on the model's device, 0-padded, each row
 // ending in EOS -> per sentence, the top options.num_return hypotheses, best
 // first. The model must be in eval() mode. `stats` may be null. When

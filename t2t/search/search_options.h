@@ -64,4 +64,7 @@ struct SearchOptions {
   double alignment_threshold = 1.0;
 };
 
+// Throws OptionError, naming the option, for options the search cannot run.
+void check_search_options(const SearchOptions& options);
+
 }  // namespace t2t

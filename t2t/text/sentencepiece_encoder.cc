@@ -233,9 +233,16 @@ SentencePieceEncoder::SentencePieceEncoder(const std::string& model_path) : Sent
     throw OptionError("data_dir", "sentencepiece model '" + model_path +
                                       "' does not exist; train one first (or check {data_dir})");
   }
-  const auto status = sp_->Load(model_path);
-  if (!status.ok()) {
-    throw Error("cannot load sentencepiece model '" + model_path + "': " + status.ToString());
+  try {
+    const auto status = sp_->Load(model_path);
+    if (!status.ok())
+      throw Error("cannot load sentencepiece model '" + model_path + "': " + status.ToString());
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // SentencePiece's own checks throw for some malformed models (an empty
+    // piece in its trie) instead of returning a status.
+    throw Error("cannot load sentencepiece model '" + model_path + "': " + e.what());
   }
   init_word_cache();
 }
@@ -262,10 +269,15 @@ SentencePieceEncoder& SentencePieceEncoder::operator=(SentencePieceEncoder&&) no
 
 void SentencePieceEncoder::load_serialized(const std::string& model_proto,
                                            const std::string& origin) {
-  const auto status = sp_->LoadFromSerializedProto(model_proto);
-  if (!status.ok()) {
-    throw Error("sentencepiece produced an unreadable model for '" + origin +
-                "': " + status.ToString());
+  try {
+    const auto status = sp_->LoadFromSerializedProto(model_proto);
+    if (!status.ok())
+      throw Error("sentencepiece produced an unreadable model for '" + origin +
+                  "': " + status.ToString());
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("sentencepiece produced an unreadable model for '" + origin + "': " + e.what());
   }
   init_word_cache();
 }

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "t2t/core/error.h"
-#include "t2t/search/beam_search.h"
+#include "t2t/search/search_options.h"
 
 namespace t2t {
 

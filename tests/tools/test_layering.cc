@@ -58,7 +58,10 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     t["python/src"] = front;
     t["tools"] = front;
     t["bench"] = with(front, {"tools"});
-    t["tests"] = with(front, {"tools", "bench", "t2t/cuda"});
+    // The fuzz harnesses drive the readers of untrusted bytes and the
+    // server's JSON layer; the tests replay them.
+    t["fuzz"] = with(core, {"t2t/io", "t2t/text", "t2t/data", "t2t/serve"});
+    t["tests"] = with(front, {"tools", "bench", "t2t/cuda", "fuzz"});
     return t;
   }();
   return table;
@@ -92,7 +95,7 @@ std::vector<Include> project_includes(const fs::path& root) {
   static const std::regex include_re(R"re(^\s*#\s*include\s+"([^"]+)")re");
   std::vector<Include> out;
   for (const char* top : {"t2t", "models", "problems", "hparams", "tools", "python/src", "bench",
-                          "tests"}) {
+                          "fuzz", "tests"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = entry.path().extension().string();
       if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h" && ext != ".cu")) continue;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds t2t with sanitizers in a build folder of its own and runs the test
+# suite there:
+#
+#   tools/sanitize.sh [address|thread] [CTEST ARGS ...]
+#
+# address (default): AddressSanitizer + UndefinedBehaviorSanitizer, the whole
+# suite, in build-asan/. thread: ThreadSanitizer in build-tsan/, by default
+# the tests of the threaded parts (the server, the batch queue, the
+# prefetching reader, the distributed code; `-R REGEX` picks others).
+# LibTorch and the Debian libraries are not instrumented: their own code goes
+# unchecked (see tools/sanitizers/ for the suppressions of what they are
+# known to do). The Python module is not built.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+kind="${1:-address}"
+[ $# -gt 0 ] && shift
+case "$kind" in
+  address) build="$root/build-asan"; sanitize="address,undefined" ;;
+  thread) build="$root/build-tsan"; sanitize="thread" ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "tools/sanitize.sh: '$kind' is not address or thread (see --help)" >&2; exit 2 ;;
+esac
+
+python="${T2T_PYTHON:-${T2T_CACHE:-$HOME/.cache/t2t}/venv/bin/python}"
+echo "configuring $build (T2T_SANITIZE=$sanitize) ..." >&2
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DT2T_SANITIZE="$sanitize" -DT2T_PYTHON="$python" >"$build.configure.log" 2>&1 ||
+  { tail -30 "$build.configure.log" >&2; exit 1; }
+echo "building (long: every file instrumented) ..." >&2
+cmake --build "$build" >"$build/build.log" 2>&1 || { tail -40 "$build/build.log" >&2; exit 1; }
+
+supp="$root/tools/sanitizers"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+
+args=("$@")
+if [ "$kind" = thread ] && [ ${#args[@]} -eq 0 ]; then
+  args=(-R "serve|batch queue|prefetch|reader|worker|distributed|torchrun|gloo|concurrent|threads")
+fi
+cd "$build"
+# Instrumented code runs several times slower: a longer limit per test.
+ctest -j"$(nproc)" --timeout 3600 --output-on-failure "${args[@]}"
