@@ -4,6 +4,8 @@
 #include <chrono>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
 #include "t2t/core/logging.h"
@@ -50,9 +52,32 @@ void add_server_flags(cxxopts::Options& options) {
        "/ready must then carry 'Authorization: Bearer KEY' (else 401); the page at / takes "
        "the key as /?key=KEY.",
        value<std::string>()->default_value(""))
-      ("http_threads", "Connections served at once; more wait for a free one. Each request in "
-       "flight holds one while its sentences are decoded.",
+      ("http_threads", "Requests handled at once. Each translate request holds one while its "
+       "sentences are decoded; whole requests beyond wait for a free one (up to "
+       "--max_waiting_requests). A request is read in full before it takes one.",
        value<int>()->default_value("128"))
+      ("max_waiting_requests", "Most whole requests waiting for one of --http_threads; more get "
+       "503 with Retry-After.", value<int>()->default_value("256"))
+      ("max_connections", "Most connections open at once, whatever they are doing. A new one "
+       "beyond closes the one that has been sending its request (or idling) the longest; "
+       "when every one holds a whole request, the new one gets 503.",
+       value<int>()->default_value("512"))
+      ("header_timeout", "Seconds a client has to send its request line and headers, from its "
+       "first byte (or from connecting); later gets 408 and the connection closed.",
+       value<double>()->default_value("10"))
+      ("body_timeout", "Seconds a client has to send its request body, once the headers are "
+       "in; later gets 408 and the connection closed.",
+       value<double>()->default_value("30"))
+      ("keep_alive_timeout", "Seconds an idle connection is kept open for the client's next "
+       "request. 0: one request a connection.",
+       value<double>()->default_value("5"))
+      ("write_timeout", "Seconds a client has to take an answer; one that does not read it is "
+       "dropped.", value<double>()->default_value("10"))
+      ("max_header_bytes", "Longest request line and headers together; longer gets 431.",
+       value<int64_t>()->default_value("65536"))
+      ("max_buffered_bytes", "Most bytes of request bodies held in memory at once, arriving or "
+       "waiting for a thread; a request beyond gets 503 with Retry-After. At least "
+       "--max_request_bytes.", value<int64_t>()->default_value("134217728"))
       ("shutdown_timeout", "On SIGTERM or SIGINT, seconds to finish queued requests before "
        "answering the rest 503 and exiting.", value<double>()->default_value("30"))
       ("watch_checkpoints", "Every this many seconds, load the newest checkpoint beside the "
@@ -83,6 +108,24 @@ void refuse_file_decode_hparams(const std::string& decode_hparams) {
 int64_t positive(const cxxopts::ParseResult& flags, const std::string& name) {
   const int64_t v = flags[name].as<int64_t>();
   if (v < 1) throw UsageError("--" + name + "=" + std::to_string(v) + " must be at least 1");
+  return v;
+}
+
+template <typename T>
+T in_range(const cxxopts::ParseResult& flags, const std::string& name, T low, T high) {
+  const T v = flags[name].as<T>();
+  if (!(v >= low && v <= high))
+    throw UsageError("--" + name + "=" + fmt::format("{}", v) + " must be between " +
+                     fmt::format("{}", low) + " and " + fmt::format("{}", high));
+  return v;
+}
+
+// A timeout in seconds: above 0 (or 0 where `zero_ok`), at most an hour.
+double timeout(const cxxopts::ParseResult& flags, const std::string& name, bool zero_ok = false) {
+  const double v = flags[name].as<double>();
+  if (!(zero_ok ? v >= 0 : v > 0) || !(v <= 3600))
+    throw UsageError("--" + name + "=" + fmt::format("{}", v) + " must be " +
+                     (zero_ok ? "between 0" : "above 0") + " and at most 3600 seconds");
   return v;
 }
 
@@ -117,8 +160,19 @@ int serve(const cxxopts::ParseResult& flags) {
   if (config.limits.max_request_sentences > options.batching.max_queue)
     throw UsageError("--max_request_sentences is larger than --max_queue: such a request could "
                      "never be queued");
-  config.http_threads = flags["http_threads"].as<int>();
-  if (config.http_threads < 1) throw UsageError("--http_threads must be at least 1");
+  config.http_threads = in_range(flags, "http_threads", 1, 4096);
+  config.max_waiting_requests = in_range(flags, "max_waiting_requests", 1, 1000000);
+  config.max_connections = in_range(flags, "max_connections", 1, 1000000);
+  config.header_timeout_s = timeout(flags, "header_timeout");
+  config.body_timeout_s = timeout(flags, "body_timeout");
+  config.keep_alive_timeout_s = timeout(flags, "keep_alive_timeout", true);
+  config.write_timeout_s = timeout(flags, "write_timeout");
+  config.max_header_bytes = in_range<int64_t>(flags, "max_header_bytes", 1024, 16 << 20);
+  config.max_buffered_bytes = positive(flags, "max_buffered_bytes");
+  if (config.max_buffered_bytes < config.max_request_bytes)
+    throw UsageError("--max_buffered_bytes=" + std::to_string(config.max_buffered_bytes) +
+                     " is below --max_request_bytes=" + std::to_string(config.max_request_bytes) +
+                     ": a request of that size could never be taken");
   config.api_key_file = flags["api_key_file"].as<std::string>();
   config.log_requests = flags.count("log_requests") > 0;
   config.shutdown_timeout_s = flags["shutdown_timeout"].as<double>();

@@ -58,6 +58,11 @@ void ServeMetrics::reload_done(bool ok) {
   ++(ok ? reloads_ok_ : reloads_failed_);
 }
 
+void ServeMetrics::connection_refused(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++refused_[reason];
+}
+
 void ServeMetrics::drop_old_locked(Clock::time_point now) const {
   while (!recent_.empty() && now - std::get<0>(recent_.front()) > window_) recent_.pop_front();
 }
@@ -82,6 +87,11 @@ std::string ServeMetrics::prometheus_text(int64_t queue_depth, int64_t in_flight
   for (const auto& [key, count] : requests_)
     out += fmt::format("t2t_http_requests_total{{path=\"{}\",code=\"{}\"}} {}\n", key.first,
                        key.second, count);
+  out += "# HELP t2t_http_connections_refused_total Connections dropped or refused before "
+         "their request was routed (too slow, too large, too many), by reason.\n"
+         "# TYPE t2t_http_connections_refused_total counter\n";
+  for (const auto& [reason, count] : refused_)
+    out += fmt::format("t2t_http_connections_refused_total{{reason=\"{}\"}} {}\n", reason, count);
   out += "# HELP t2t_translate_latency_seconds Time from receiving a translate request to "
          "answering it with its translations.\n# TYPE t2t_translate_latency_seconds histogram\n";
   latency_.write(out, "t2t_translate_latency_seconds");

@@ -37,6 +37,9 @@ class ServeMetrics {
   void translate_latency(double seconds);
   void batch_done(int64_t sentences, int64_t output_tokens);
   void reload_done(bool ok);
+  // A connection the server dropped or refused before routing its request
+  // (connection_gate.h), by reason.
+  void connection_refused(const std::string& reason);
 
   // `model_step` -1: none loaded yet.
   std::string prometheus_text(int64_t queue_depth, int64_t in_flight_requests,
@@ -56,6 +59,7 @@ class ServeMetrics {
   // (time, sentences, tokens) per batch within the window.
   mutable std::deque<std::tuple<Clock::time_point, int64_t, int64_t>> recent_;
   int64_t reloads_ok_ = 0, reloads_failed_ = 0;
+  std::map<std::string, int64_t> refused_;
 };
 
 }  // namespace t2t

@@ -59,9 +59,10 @@ struct TranslateRequest {
 };
 
 // Throws ApiError: 400 for a body that is not a JSON object (invalid UTF-8
-// included), or has an unknown field or one of the wrong type or out of
-// range; 413 for more than max_request_sentences, which `spell` writes as
-// the server's option (null: as named).
+// and numbers beyond a double included, or nested more than 32 deep), or
+// has an unknown field or one of the wrong type or out of range; 413 for
+// more than max_request_sentences, which `spell` writes as the server's
+// option (null: as named).
 TranslateRequest parse_translate_request(const std::string& body, const TranslateLimits& limits,
                                          const OptionSpelling& spell = nullptr);
 

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <httplib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
 #include "t2t/serve/api_keys.h"
+#include "t2t/serve/connection_gate.h"
 #include "t2t/serve/serve_metrics.h"
 #include "t2t/serve/stop_signals.h"
 #include "t2t/serve/web_page.h"
@@ -44,10 +46,49 @@ bool is_loopback(const std::string& host) {
          host.rfind("127.", 0) == 0;
 }
 
+GateLimits gate_limits(const ServerConfig& config) {
+  GateLimits limits;
+  limits.threads = config.http_threads;
+  limits.max_connections = config.max_connections;
+  limits.max_waiting_requests = config.max_waiting_requests;
+  limits.max_header_bytes = config.max_header_bytes;
+  limits.max_body_bytes = config.max_request_bytes;
+  limits.max_buffered_bytes = config.max_buffered_bytes;
+  limits.header_timeout_s = config.header_timeout_s;
+  limits.body_timeout_s = config.body_timeout_s;
+  limits.keep_alive_timeout_s = config.keep_alive_timeout_s;
+  limits.write_timeout_s = config.write_timeout_s;
+  return limits;
+}
+
+// Each connection is a file descriptor: raises the soft limit on open files
+// to cover max_connections (and the server's own files), within the hard
+// limit, so that a flood of connections meets the gate's limit, not EMFILE.
+void make_room_for_connections(int64_t max_connections) {
+  constexpr int64_t kOwnFiles = 256;  // checkpoints, logs, the listening socket, libraries
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return;
+  const rlim_t needed = static_cast<rlim_t>(max_connections + kOwnFiles);
+  if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur < needed) {
+    files.rlim_cur = files.rlim_max == RLIM_INFINITY ? needed : std::min(needed, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::getrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur < needed)
+    throw OptionError("max_connections",
+                      "{max_connections}=" + std::to_string(max_connections) + " needs " +
+                          std::to_string(needed) + " open files, and this process may open " +
+                          std::to_string(files.rlim_cur) + " (ulimit -n): lower {max_connections} "
+                          "or raise the limit");
+}
+
 class Server {
  public:
   Server(const ServerConfig& config, Translator& translator)
-      : config_(config), translator_(translator) {
+      : config_(config),
+        translator_(translator),
+        http_(gate_limits(config), [this](const std::string& name) { return option(name); },
+              [this](const std::string& reason, int) { metrics_.connection_refused(reason); }) {
     if (!config_.api_key_file.empty()) keys_ = ApiKeys::from_file(config_.api_key_file);
     // Counted before the answers go out: a client that reads /metrics right
     // after its answer sees its sentences.
@@ -79,7 +120,7 @@ class Server {
   Translator& translator_;
   ApiKeys keys_;
   ServeMetrics metrics_;
-  httplib::Server http_;
+  GatedHttpServer http_;
   std::unique_ptr<StopSignals> signals_;
   std::thread watch_thread_;
   int listen_socket_ = -1;
@@ -108,9 +149,7 @@ void Server::answer_error(httplib::Response& res, int status, const std::string&
 }
 
 void Server::setup_http() {
-  http_.new_task_queue = [n = config_.http_threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(std::max(1, n)));
-  };
+  // Timeouts and the limits on connections are the gate's (connection_gate.h).
   http_.set_payload_max_length(static_cast<size_t>(config_.max_request_bytes));
   http_.set_tcp_nodelay(true);  // answers are small: do not hold them back
   // httplib's default also sets SO_REUSEPORT, which lets a second server
@@ -123,8 +162,8 @@ void Server::setup_http() {
     listen_socket_ = sock;
   });
   http_.set_keep_alive_max_count(100000);
-  http_.set_read_timeout(10, 0);  // a client that stops sending mid-request is dropped
-  http_.set_write_timeout(10, 0);
+  // What the Keep-Alive header of the answers announces.
+  http_.set_keep_alive_timeout(static_cast<time_t>(config_.keep_alive_timeout_s));
 
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     // Probes stay open so that an orchestrator needs no key.
@@ -154,8 +193,9 @@ void Server::setup_http() {
                           kEndpoints; break;
       case 413: message = "the request body is larger than this server takes (" +
                           option("max_request_bytes") + "): split the request"; break;
-      case 400: message = "the HTTP request could not be read: it is malformed, or a POST "
-                          "without Content-Length"; break;
+      case 400: message = "the HTTP request could not be read: its request line or a header "
+                          "is malformed, or a header is longer than 8192 bytes"; break;
+      case 414: message = "the request line is longer than 8192 bytes"; break;
       default: message = "HTTP status " + std::to_string(res.status);
     }
     res.set_content(error_body(message), "application/json");
@@ -373,6 +413,7 @@ void Server::request_stop(const std::string& why) {
 }
 
 int Server::run() {
+  make_room_for_connections(config_.max_connections);
   int port = config_.port;
   if (port == 0) {
     port = http_.bind_to_any_port(config_.host);

@@ -3,7 +3,9 @@
 // sentences of concurrent requests and which reloads newer checkpoints, and
 // the lifecycle: listen, load, serve, and on SIGTERM/SIGINT stop accepting,
 // finish what is queued (bounded by shutdown_timeout) and return 0. HTTP
-// and JSON only: what is translated, and how, is the Translator's.
+// and JSON only: what is translated, and how, is the Translator's. Each
+// request is read whole, within the timeouts and limits below, before a
+// thread handles it (connection_gate.h).
 //
 //   POST /v1/translate  translate_api.h
 //   POST /v1/reload     load the newest checkpoint beside the serving one
@@ -29,7 +31,16 @@ struct ServerConfig {
   TranslateLimits limits;
   int64_t max_input_tokens = 256;  // per sentence, EOS included; over: 413
   int64_t max_request_bytes = 1 << 20;  // over: 413
-  int http_threads = 128;  // connections served at once
+  int http_threads = 128;  // requests handled at once
+  // What connections may hold (connection_gate.h); timeouts in seconds.
+  int max_connections = 512;  // beyond: the slowest sender is dropped, or 503
+  int max_waiting_requests = 256;  // whole requests waiting for a thread; beyond: 503
+  int64_t max_header_bytes = 65536;  // request line and headers; over: 431
+  int64_t max_buffered_bytes = int64_t{128} << 20;  // bodies held at once; beyond: 503
+  double header_timeout_s = 10;  // request line and headers; late: 408
+  double body_timeout_s = 30;  // the body, once the headers are in; late: 408
+  double keep_alive_timeout_s = 5;  // idle between requests; 0: one request a connection
+  double write_timeout_s = 10;  // an answer the client does not read: dropped
   std::string api_key_file;  // empty: no keys asked
   bool log_requests = false;  // log texts and translations
   double shutdown_timeout_s = 30;
@@ -41,7 +52,8 @@ struct ServerConfig {
 
 // Runs until SIGTERM or SIGINT and returns the exit status (0 once drained).
 // Throws t2t::Error when it cannot start (address in use, model failing to
-// load, unreadable key file), an OptionError when an option is at fault.
+// load, unreadable key file), an OptionError when an option is at fault
+// (max_connections beyond the open files the process may have).
 // The translator is loaded here, after the server listens (Translator::
 // Load::kLater), so that /health answers while it loads.
 int serve(const ServerConfig& config, Translator& translator);
