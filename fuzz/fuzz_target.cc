@@ -8,16 +8,21 @@
 
 namespace t2t::fuzz {
 
-bool register_harness(const char* name, Harness harness) {
-  const_cast<std::vector<std::pair<std::string, Harness>>&>(harnesses()).emplace_back(name,
-                                                                                       harness);
-  return true;
-}
+namespace {
 
-const std::vector<std::pair<std::string, Harness>>& harnesses() {
+std::vector<std::pair<std::string, Harness>>& registry() {
   static std::vector<std::pair<std::string, Harness>> all;
   return all;
 }
+
+}  // namespace
+
+bool register_harness(const char* name, Harness harness) {
+  registry().emplace_back(name, harness);
+  return true;
+}
+
+const std::vector<std::pair<std::string, Harness>>& harnesses() { return registry(); }
 
 const std::string& scratch_dir() {
   // One directory per process, removed at exit: fuzzers run millions of

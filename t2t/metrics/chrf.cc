@@ -156,7 +156,7 @@ ChrfResult corpus_chrf(const std::vector<std::string>& hypotheses, const Referen
     for (size_t k = 0; k < best.size(); ++k) r.stats[k] += best[k];
   }
   r.score = f_score(r.stats, options);
-  r.name = "chrF" + std::to_string(options.beta) + std::string(options.word_order, '+');
+  r.name = chrf_name(options);
   r.signature = "nrefs:" + references.nrefs() + "|case:" + (options.lowercase ? "lc" : "mixed") +
                 "|eff:" + (options.eps_smoothing ? "no" : "yes") +
                 "|nc:" + std::to_string(options.char_order) +
@@ -168,6 +168,11 @@ ChrfResult corpus_chrf(const std::vector<std::string>& hypotheses, const Referen
 ChrfResult sentence_chrf(const std::string& hypothesis, const std::vector<std::string>& references,
                          const ChrfOptions& options) {
   return corpus_chrf({hypothesis}, References::one_segment(references), options);
+}
+
+std::string chrf_name(const ChrfOptions& options) {
+  return "chrF" + std::to_string(options.beta) +
+         std::string(static_cast<size_t>(std::max(options.word_order, 0)), '+');
 }
 
 std::string ChrfResult::to_string() const {

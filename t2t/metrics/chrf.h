@@ -33,6 +33,9 @@ struct ChrfResult {
   std::string to_string() const;
 };
 
+// "chrF2", "chrF2++": beta, then a + per word order, as sacreBLEU names it.
+std::string chrf_name(const ChrfOptions& options);
+
 // Throws t2t::Error when the references do not match the hypotheses or an
 // option is out of range.
 ChrfResult corpus_chrf(const std::vector<std::string>& hypotheses, const References& references,

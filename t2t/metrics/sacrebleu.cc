@@ -46,6 +46,15 @@ void count_ngrams(const std::u32string& ids, NgramCounts* counts) {
 // stray byte costs a token rather than the whole score.
 std::u32string decode(const std::string& line) { return utf8_to_u32(utf8_replace_invalid(line)); }
 
+// For the scores that take one reference per hypothesis.
+void check_sizes(const std::vector<std::string>& hypotheses,
+                 const std::vector<std::string>& references) {
+  if (hypotheses.size() != references.size())
+    throw Error("BLEU needs one reference per hypothesis: got " +
+                std::to_string(hypotheses.size()) + " hypotheses and " +
+                std::to_string(references.size()) + " references");
+}
+
 // sacreBLEU's sufficient statistics of one segment or a corpus.
 struct BleuCounts {
   int64_t hyp_len = 0, ref_len = 0;
@@ -221,10 +230,7 @@ SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
 SacreBleuResult corpus_bleu(const std::vector<std::string>& hypotheses,
                             const std::vector<std::string>& references,
                             const SacreBleuOptions& options) {
-  if (hypotheses.size() != references.size())
-    throw Error("BLEU needs one reference per hypothesis: got " +
-                std::to_string(hypotheses.size()) + " hypotheses and " +
-                std::to_string(references.size()) + " references");
+  check_sizes(hypotheses, references);
   return corpus_bleu(hypotheses, References({references}), options);
 }
 
@@ -285,10 +291,7 @@ std::string default_tokenizer_for(const std::vector<std::string>& references) {
 
 double t2t_bleu(const std::vector<std::string>& hypotheses,
                 const std::vector<std::string>& references, bool case_sensitive) {
-  if (hypotheses.size() != references.size())
-    throw Error("BLEU needs one reference per hypothesis: got " +
-                std::to_string(hypotheses.size()) + " hypotheses and " +
-                std::to_string(references.size()) + " references");
+  check_sizes(hypotheses, references);
   // T2T's compute_bleu counts n-grams of ids.
   std::unordered_map<std::u32string, int64_t> ids;
   auto to_ids = [&ids](const Tokens& tokens) {

@@ -9,8 +9,7 @@ namespace t2t {
 std::string MetricSpec::display_name() const {
   switch (kind) {
     case MetricKind::kBleu: return "BLEU";
-    case MetricKind::kChrf:
-      return "chrF" + std::to_string(chrf.beta) + std::string(static_cast<size_t>(chrf.word_order), '+');
+    case MetricKind::kChrf: return chrf_name(chrf);
     case MetricKind::kTer: return "TER";
   }
   return "";
