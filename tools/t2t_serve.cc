@@ -161,16 +161,16 @@ int serve(const cxxopts::ParseResult& flags) {
     throw UsageError("--max_request_sentences is larger than --max_queue: such a request could "
                      "never be queued");
   config.http_threads = in_range(flags, "http_threads", 1, 4096);
-  config.max_waiting_requests = in_range(flags, "max_waiting_requests", 1, 1000000);
-  config.max_connections = in_range(flags, "max_connections", 1, 1000000);
-  config.header_timeout_s = timeout(flags, "header_timeout");
-  config.body_timeout_s = timeout(flags, "body_timeout");
-  config.keep_alive_timeout_s = timeout(flags, "keep_alive_timeout", true);
-  config.write_timeout_s = timeout(flags, "write_timeout");
-  config.max_header_bytes = in_range<int64_t>(flags, "max_header_bytes", 1024, 16 << 20);
-  config.max_buffered_bytes = positive(flags, "max_buffered_bytes");
-  if (config.max_buffered_bytes < config.max_request_bytes)
-    throw UsageError("--max_buffered_bytes=" + std::to_string(config.max_buffered_bytes) +
+  config.gate.max_waiting_requests = in_range(flags, "max_waiting_requests", 1, 1000000);
+  config.gate.max_connections = in_range(flags, "max_connections", 1, 1000000);
+  config.gate.header_timeout_s = timeout(flags, "header_timeout");
+  config.gate.body_timeout_s = timeout(flags, "body_timeout");
+  config.gate.keep_alive_timeout_s = timeout(flags, "keep_alive_timeout", true);
+  config.gate.write_timeout_s = timeout(flags, "write_timeout");
+  config.gate.max_header_bytes = in_range<int64_t>(flags, "max_header_bytes", 1024, 16 << 20);
+  config.gate.max_buffered_bytes = positive(flags, "max_buffered_bytes");
+  if (config.gate.max_buffered_bytes < config.max_request_bytes)
+    throw UsageError("--max_buffered_bytes=" + std::to_string(config.gate.max_buffered_bytes) +
                      " is below --max_request_bytes=" + std::to_string(config.max_request_bytes) +
                      ": a request of that size could never be taken");
   config.api_key_file = flags["api_key_file"].as<std::string>();

@@ -47,17 +47,9 @@ bool is_loopback(const std::string& host) {
 }
 
 GateLimits gate_limits(const ServerConfig& config) {
-  GateLimits limits;
+  GateLimits limits = config.gate;
   limits.threads = config.http_threads;
-  limits.max_connections = config.max_connections;
-  limits.max_waiting_requests = config.max_waiting_requests;
-  limits.max_header_bytes = config.max_header_bytes;
   limits.max_body_bytes = config.max_request_bytes;
-  limits.max_buffered_bytes = config.max_buffered_bytes;
-  limits.header_timeout_s = config.header_timeout_s;
-  limits.body_timeout_s = config.body_timeout_s;
-  limits.keep_alive_timeout_s = config.keep_alive_timeout_s;
-  limits.write_timeout_s = config.write_timeout_s;
   return limits;
 }
 
@@ -163,7 +155,7 @@ void Server::setup_http() {
   });
   http_.set_keep_alive_max_count(100000);
   // What the Keep-Alive header of the answers announces.
-  http_.set_keep_alive_timeout(static_cast<time_t>(config_.keep_alive_timeout_s));
+  http_.set_keep_alive_timeout(static_cast<time_t>(config_.gate.keep_alive_timeout_s));
 
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     // Probes stay open so that an orchestrator needs no key.
@@ -413,7 +405,7 @@ void Server::request_stop(const std::string& why) {
 }
 
 int Server::run() {
-  make_room_for_connections(config_.max_connections);
+  make_room_for_connections(config_.gate.max_connections);
   int port = config_.port;
   if (port == 0) {
     port = http_.bind_to_any_port(config_.host);

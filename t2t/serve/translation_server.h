@@ -19,6 +19,7 @@
 #include <string>
 
 #include "t2t/core/error.h"
+#include "t2t/serve/gate_limits.h"
 #include "t2t/serve/translate_api.h"
 
 namespace t2t {
@@ -32,15 +33,11 @@ struct ServerConfig {
   int64_t max_input_tokens = 256;  // per sentence, EOS included; over: 413
   int64_t max_request_bytes = 1 << 20;  // over: 413
   int http_threads = 128;  // requests handled at once
-  // What connections may hold (connection_gate.h); timeouts in seconds.
-  int max_connections = 512;  // beyond: the slowest sender is dropped, or 503
-  int max_waiting_requests = 256;  // whole requests waiting for a thread; beyond: 503
-  int64_t max_header_bytes = 65536;  // request line and headers; over: 431
-  int64_t max_buffered_bytes = int64_t{128} << 20;  // bodies held at once; beyond: 503
-  double header_timeout_s = 10;  // request line and headers; late: 408
-  double body_timeout_s = 30;  // the body, once the headers are in; late: 408
-  double keep_alive_timeout_s = 5;  // idle between requests; 0: one request a connection
-  double write_timeout_s = 10;  // an answer the client does not read: dropped
+  // What connections may hold (connection_gate.h): max_connections (beyond:
+  // the slowest sender is dropped, or 503), max_waiting_requests (503),
+  // max_header_bytes (431), max_buffered_bytes (503), the timeouts (408).
+  // Its threads and max_body_bytes are http_threads and max_request_bytes.
+  GateLimits gate;
   std::string api_key_file;  // empty: no keys asked
   bool log_requests = false;  // log texts and translations
   double shutdown_timeout_s = 30;
