@@ -164,18 +164,6 @@ std::string commit_archive(torch::serialize::OutputArchive& archive, const std::
   return path;
 }
 
-torch::serialize::InputArchive open_archive(const std::string& path) {
-  if (!fs::exists(path)) throw Error("no checkpoint at '" + path + "'");
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path);
-  } catch (const c10::Error& e) {
-    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace() +
-                ". The file is damaged or not a t2t checkpoint.");
-  }
-  return archive;
-}
-
 // Everything but the random state, which only load_checkpoint restores.
 // read(key, &tensor) looks an entry up, false when the file lacks it.
 using ReadEntry = std::function<bool(const std::string&, torch::Tensor*)>;
@@ -210,13 +198,14 @@ CheckpointMeta read_meta(const ReadEntry& read, const std::string& path) {
   return meta;
 }
 
-// A fresh tensor per read: reading into a defined tensor would set_() it
-// onto the archive's storage, which cannot be resized.
-CheckpointMeta read_meta(torch::serialize::InputArchive& archive, const std::string& path) {
-  return read_meta([&archive](const std::string& key, torch::Tensor* out) {
-    *out = torch::Tensor();
-    return archive.try_read(key, *out);
-  }, path);
+// Looks a key up in a file's tensors.
+ReadEntry entry_reader(const TensorMap& entries) {
+  return [&entries](const std::string& key, torch::Tensor* out) {
+    const auto it = entries.find(key);
+    if (it == entries.end()) return false;
+    *out = it->second;
+    return true;
+  };
 }
 
 }  // namespace
@@ -293,12 +282,7 @@ TensorMap read_checkpoint_tensors(const std::string& path, CheckpointMeta* meta)
   if (tensors.empty())
     throw Error("checkpoint '" + path + "' holds no model tensors; is it a t2t checkpoint?");
   if (meta)
-    *meta = read_meta([&entries](const std::string& key, torch::Tensor* out) {
-      const auto it = entries.find(key);
-      if (it == entries.end()) return false;
-      *out = it->second;
-      return true;
-    }, path);
+    *meta = read_meta(entry_reader(entries), path);
   return tensors;
 }
 
@@ -368,22 +352,33 @@ void load_model_tensors(const TensorMap& tensors, torch::nn::Module& model,
 
 CheckpointMeta load_checkpoint(const std::string& path, torch::nn::Module& model,
                                torch::optim::Optimizer* optimizer, bool restore_rng) {
-  torch::serialize::InputArchive archive = open_archive(path);
-  torch::Tensor weights;  // fresh, as read_meta explains
-  if (archive.try_read("meta/weights", weights) && tensor_string(weights) == "int8")
+  NestedArchives nested;
+  const TensorMap entries = read_mapped_archive(path, optimizer ? &nested : nullptr);
+  const ReadEntry read = entry_reader(entries);
+  torch::Tensor weights;
+  if (read("meta/weights", &weights) && tensor_string(weights) == "int8")
     throw Error("checkpoint '" + path + "' holds int8 weights for decoding (" +
                 command_suggestion("t2t-avg-all", {{"quantize", "int8"}}) +
                 "): it cannot be trained on; use the float checkpoint it was made from");
-  restore_model(model, archive.keys(), [&](const std::string& key, torch::Tensor& out) {
-    return archive.try_read(key, out);
+  std::vector<std::string> keys;
+  for (const auto& entry : entries) keys.push_back(entry.first);
+  // Copied, not adopted: a resumed run writes its parameters, and the
+  // file's tensors are its mapped records.
+  restore_model(model, keys, [&read](const std::string& key, torch::Tensor& out) {
+    return read(key, &out);
   }, path);
   if (optimizer) {
-    torch::serialize::InputArchive opt;
-    if (archive.try_read("optimizer", opt)) optimizer->load(opt);
+    const auto it = nested.find("optimizer");
+    try {
+      if (it != nested.end()) optimizer->load(*it->second);
+    } catch (const c10::Error& e) {
+      throw Error("checkpoint '" + path + "': the optimizer's state does not fit this run's " +
+                  "optimizer (" + e.what_without_backtrace() + ")");
+    }
   }
-  CheckpointMeta meta = read_meta(archive, path);
-  torch::Tensor rng_state;  // fresh, as read_meta explains
-  if (archive.try_read("meta/rng_state", rng_state)) {
+  CheckpointMeta meta = read_meta(read, path);
+  torch::Tensor rng_state;
+  if (read("meta/rng_state", &rng_state)) {
     meta.has_rng_state = true;
     if (restore_rng) set_cpu_rng_state(tensor_string(rng_state));
   }
