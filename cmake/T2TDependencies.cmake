@@ -233,7 +233,11 @@ endif()
 # the order of the libraries there is the order of lookup.
 find_library(T2T_TCMALLOC NAMES tcmalloc_minimal libtcmalloc_minimal.so.4)
 add_library(t2t_exe INTERFACE)
-if(T2T_TCMALLOC)
+if(T2T_SANITIZE)
+  # The sanitizers bring their own malloc; tcmalloc would hide it.
+  message(STATUS "t2t: sanitizer build: binaries use the sanitizer's malloc, not tcmalloc")
+  set(_t2t_tcmalloc "")
+elseif(T2T_TCMALLOC)
   message(STATUS "t2t: binaries use tcmalloc (${T2T_TCMALLOC})")
   set(_t2t_tcmalloc "${T2T_TCMALLOC}")
 else()

@@ -5,6 +5,8 @@ starts from. Run from anywhere; it rewrites the files it makes and leaves the
 rest alone: the SentencePiece seeds (corpus/sentencepiece/*.model, 100-piece
 unigram and BPE models that t2t's SentencePieceEncoder::train made from the
 first 400 lines of data/sample/train.en) and the findings in regressions/.
+The checkpoint harness's seed (a run's checkpoint with its Adam state) is
+written by t2t itself: the ordinary build's t2t_tests must be in build/.
 
   python3 fuzz/make_corpus.py
 """
@@ -13,6 +15,7 @@ import io
 import json
 import os
 import struct
+import subprocess
 import tarfile
 import zipfile
 
@@ -148,6 +151,21 @@ def main():
         "no_repeat_ngram_size": 3, "repetition_penalty": 1.2, "alignment": True,
         "alignment_threshold": 0.3, "glossary": [{"source": "a", "target": "b"}],
         "prefixes": ["x", ""], "constraints": [["y"], []]}))
+
+    body = json.dumps({"text": ["Hello world."]})
+    write("http_framing", "get", "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    write("http_framing", "post_length", (
+        "POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: %d\r\n\r\n%s" % (len(body), body)))
+    write("http_framing", "chunked_expect", (
+        "POST /v1/translate HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n"
+        "\r\n5;ext=1\r\n{\"tex\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body) - 5, body[5:])))
+    write("http_framing", "pipelined", (
+        "GET /health HTTP/1.1\r\n\r\nPOST /v1/translate HTTP/1.1\r\nContent-Length: 2\r\n"
+        "\r\n{}"))
+    subprocess.run([os.path.join(ROOT, "build", "t2t_tests"), "[.write-fuzz-seeds]"], check=True,
+                   env=dict(os.environ, T2T_FUZZ_SEED_DIR=os.path.join(CORPUS, "checkpoint")),
+                   stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

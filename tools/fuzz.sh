@@ -34,8 +34,10 @@ fi
 command -v clang++ >/dev/null || { echo "tools/fuzz.sh needs clang++ (apt-get install clang)" >&2; exit 1; }
 
 echo "building the harnesses in $build ..." >&2
+# The harnesses of fuzz/torch/ need a Python with torch: the project's.
+python="${T2T_PYTHON:-${T2T_CACHE:-$HOME/.cache/t2t}/venv/bin/python}"
 cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2T_PYTHON="$python" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
 cmake --build "$build" >"$build/build.log" 2>&1 || { tail -40 "$build/build.log" >&2; exit 1; }
 
@@ -44,9 +46,14 @@ if [ ${#harnesses[@]} -eq 0 ]; then
     name="$(basename "$f" .cc)"
     [ "$name" = fuzz_target ] || harnesses+=("$name")
   done
+  for f in "$root"/fuzz/torch/*.cc; do
+    name="$(basename "$f" .cc)"
+    if [ -x "$build/fuzz_$name" ]; then harnesses+=("$name")
+    else echo "tools/fuzz.sh: fuzz/torch/$name.cc not built (no torch in $python): skipped" >&2; fi
+  done
 fi
 for name in "${harnesses[@]}"; do
-  [ -x "$build/fuzz_$name" ] || { echo "tools/fuzz.sh: no harness '$name' (fuzz/$name.cc)" >&2; exit 2; }
+  [ -x "$build/fuzz_$name" ] || { echo "tools/fuzz.sh: no harness '$name' (fuzz/$name.cc; those of fuzz/torch/ need T2T_PYTHON with torch)" >&2; exit 2; }
 done
 
 seconds="$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')"
@@ -61,6 +68,7 @@ run_one() {
   local past=()
   [ -d "$root/fuzz/regressions/$name" ] && past=("$root/fuzz/regressions/$name")
   # The growing corpus first: libFuzzer adds what it finds to the first folder.
+  LSAN_OPTIONS="suppressions=$root/tools/sanitizers/lsan_fuzz.supp:print_suppressions=0" \
   "$build/fuzz_$name" "$corpus" "${past[@]}" "${dict[@]}" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$findings/" >"$build/$name.log" 2>&1 || true

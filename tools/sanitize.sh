@@ -23,9 +23,17 @@ case "$kind" in
   *) echo "tools/sanitize.sh: '$kind' is not address or thread (see --help)" >&2; exit 2 ;;
 esac
 
-python="${T2T_PYTHON:-${T2T_CACHE:-$HOME/.cache/t2t}/venv/bin/python}"
+cache="${T2T_CACHE:-$HOME/.cache/t2t}"
+python="${T2T_PYTHON:-$cache/venv/bin/python}"
+launcher=()
+if command -v ccache >/dev/null; then
+  # As tools/setup.sh: a rebuild after a change compiles only what changed.
+  export CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}" CCACHE_BASEDIR="$root"
+  export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 echo "configuring $build (T2T_SANITIZE=$sanitize) ..." >&2
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DT2T_SANITIZE="$sanitize" -DT2T_PYTHON="$python" >"$build.configure.log" 2>&1 ||
   { tail -30 "$build.configure.log" >&2; exit 1; }
 echo "building (long: every file instrumented) ..." >&2

@@ -10,19 +10,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "t2t/core/logging.h"
+#include "t2t/serve/request_framing.h"
 #include "t2t/serve/translate_api.h"
 
 namespace t2t {
@@ -40,8 +39,6 @@ Clock::duration seconds(double s) {
 // has read the answer; and how much is read.
 constexpr double kLingerSeconds = 2;
 constexpr int64_t kLingerBytes = 1 << 20;
-// Longest chunk-size line (hex digits and extensions).
-constexpr size_t kMaxChunkLine = 1024;
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -53,40 +50,6 @@ const char* reason_phrase(int status) {
     case 503: return "Service Unavailable";
     default: return "Error";
   }
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(),
-                    [](char x, char y) { return std::tolower(x) == std::tolower(y); });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Decimal digits only, at most `max`; false for anything else.
-bool parse_decimal(std::string_view s, uint64_t max, uint64_t& out, bool& over) {
-  over = false;
-  if (s.empty()) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    if (!over) {
-      out = out * 10 + static_cast<uint64_t>(c - '0');
-      over = out > max;
-    }
-  }
-  return true;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 void set_nonblocking(int fd) {
@@ -123,8 +86,6 @@ struct Connection {
     kChunked,  // reading a chunked body
     kLinger,   // answered and refused: reading what still comes, then closing
   };
-  enum class Chunk { kSize, kData, kDataEnd, kLast };
-
   explicit Connection(int fd) : fd(fd) {}
 
   int fd;
@@ -139,18 +100,14 @@ struct Connection {
   int64_t drained = 0;  // read while lingering
   bool fresh = true;  // not yet seen by the poll thread
   bool close_after = false;  // set by a worker: linger and close instead of waiting
-  Chunk chunk = Chunk::kSize;
-  size_t chunk_at = 0;  // where chunk parsing stands in buf
-  uint64_t chunk_left = 0;
-  uint64_t decoded = 0;  // body bytes the chunks carry
+  ChunkedBody chunks;  // in phase kChunked
 
   // Ready for the next request: what followed this one stays.
   void next_request(const Clock::time_point now, double keep_alive_s, double header_s) {
     buf.erase(0, std::min(request_end, buf.size()));
     if (buf.capacity() > 65536) buf.shrink_to_fit();
-    scan_at = head_end = request_end = chunk_at = 0;
-    chunk = Chunk::kSize;
-    chunk_left = decoded = 0;
+    scan_at = head_end = request_end = 0;
+    chunks = ChunkedBody();
     since = now;
     phase = buf.empty() ? Phase::kIdle : Phase::kHead;
     deadline = now + seconds(buf.empty() ? keep_alive_s : header_s);
@@ -572,104 +529,40 @@ class GatedHttpServer::Gate {
   // True once the headers are in and the framing is known (phase kBody,
   // kChunked, or kHead with request_end set for a request without a body).
   bool read_head(Connection& c, Clock::time_point now) {
-    // httplib ends the headers at the first line that is exactly CRLF after
-    // the request line; lines end at LF.
-    for (;;) {
-      const size_t nl = c.buf.find('\n', c.scan_at);
-      if (nl == std::string::npos) break;
-      const bool blank = c.scan_at > 0 && nl == c.scan_at + 1 && c.buf[c.scan_at] == '\r';
-      c.scan_at = nl + 1;
-      if (blank) {
-        c.head_end = nl + 1;
-        break;
-      }
-    }
-    if (c.head_end == 0 || c.head_end > static_cast<size_t>(limits_.max_header_bytes)) {
-      if (c.head_end == 0 && c.buf.size() <= static_cast<size_t>(limits_.max_header_bytes))
-        return false;
-      answer_and_close(c, 431, "max_header_bytes",
-                       "the request line and headers are longer than this server takes (" +
-                           option("max_header_bytes") + "=" +
-                           std::to_string(limits_.max_header_bytes) + " bytes)",
-                       true);
-      return false;
-    }
-    // The framing, strictly: where httplib and the gate could read a body's
-    // end differently, the request is refused.
-    std::string_view head(c.buf.data(), c.head_end);
-    std::optional<uint64_t> length;
-    bool chunked = false, seen_encoding = false;
-    std::vector<std::pair<size_t, size_t>> expect_lines;
-    size_t at = head.find('\n') + 1;
-    while (at < c.head_end - 2) {
-      const size_t nl = head.find('\n', at);
-      const std::string_view line = head.substr(at, nl + 1 - at);
-      const size_t line_at = at;
-      at = nl + 1;
-      if (line.size() < 2 || line[line.size() - 2] != '\r') continue;  // httplib skips it
-      const size_t colon = line.find(':');
-      if (colon == std::string_view::npos) continue;
-      const std::string_view name = line.substr(0, colon);
-      const std::string_view value = trim(line.substr(colon + 1, line.size() - 2 - colon - 1));
-      if (iequals(name, "Content-Length")) {
-        uint64_t n = 0;
-        bool over = false;
-        const uint64_t most = static_cast<uint64_t>(limits_.max_body_bytes);
-        if (length || !parse_decimal(value, most, n, over)) {
-          answer_and_close(c, 400, "bad_framing",
-                           length ? "the request has two Content-Length headers"
-                                  : "the request's Content-Length is not a decimal number",
-                           true);
-          return false;
-        }
-        if (over) {
-          answer_and_close(c, 413, "max_request_bytes", too_large_message(), true);
-          return false;
-        }
-        length = n;
-      } else if (iequals(name, "Transfer-Encoding")) {
-        if (seen_encoding || !iequals(value, "chunked")) {
-          answer_and_close(c, 501, "bad_framing",
-                           "the only Transfer-Encoding this server takes is chunked, once", true);
-          return false;
-        }
-        seen_encoding = chunked = true;
-      } else if (iequals(name, "Expect")) {
-        expect_lines.emplace_back(line_at, line.size());
-      }
-    }
-    if (length && chunked) {
-      answer_and_close(c, 400, "bad_framing",
-                       "the request has both Content-Length and Transfer-Encoding", true);
-      return false;
-    }
-    const bool body = chunked || (length && *length > 0);
-    if (length && *length > 0 && !reserve(c, static_cast<int64_t>(*length))) {
+    FramingFault fault =
+        find_head_end(c.buf, c.scan_at, c.head_end, static_cast<uint64_t>(limits_.max_header_bytes));
+    if (fault != FramingFault::kNone) return refuse(c, fault);
+    if (c.head_end == 0) return false;
+    RequestHead head;
+    fault = parse_head(std::string_view(c.buf.data(), c.head_end),
+                       static_cast<uint64_t>(limits_.max_body_bytes), head);
+    if (fault != FramingFault::kNone) return refuse(c, fault);
+    if (head.length && *head.length > 0 && !reserve(c, static_cast<int64_t>(*head.length))) {
       answer_and_close(c, 503, "max_buffered_bytes", buffered_message(), true);
       return false;
     }
     // The gate answers Expect: 100-continue itself (the client may send
     // its body); httplib, seeing the header, would answer it again.
-    for (auto it = expect_lines.rbegin(); it != expect_lines.rend(); ++it) {
+    for (auto it = head.expect_lines.rbegin(); it != head.expect_lines.rend(); ++it) {
       c.buf.erase(it->first, it->second);
       c.head_end -= it->second;
     }
-    if (!expect_lines.empty() && body && c.buf.size() == c.head_end) {
+    if (!head.expect_lines.empty() && head.has_body() && c.buf.size() == c.head_end) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
       [[maybe_unused]] const ssize_t n =
           ::send(c.fd, kContinue, sizeof(kContinue) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    if (chunked) {
+    if (head.chunked) {
       c.phase = Phase::kChunked;
-      c.chunk_at = c.head_end;
+      c.chunks = ChunkedBody(c.head_end);
       // What already came after the headers is the body's.
       if (!reserve(c, static_cast<int64_t>(c.buf.size() - c.head_end))) {
         answer_and_close(c, 503, "max_buffered_bytes", buffered_message(), true);
         return false;
       }
-    } else if (body) {
+    } else if (head.has_body()) {
       c.phase = Phase::kBody;
-      c.request_end = c.head_end + *length;
+      c.request_end = c.head_end + *head.length;
     } else {
       c.request_end = c.head_end;
       return true;
@@ -681,71 +574,51 @@ class GatedHttpServer::Gate {
 
   // True once the chunked body is whole (request_end set).
   bool read_chunks(Connection& c) {
-    auto refuse = [&](int status, const std::string& message) {
-      answer_and_close(c, status, status == 413 ? "max_request_bytes" : "bad_framing", message,
-                       true);
-      return false;
-    };
-    // Tiny chunks cost more in framing than they carry: bounded too.
-    if (c.buf.size() - c.head_end > 2 * static_cast<size_t>(limits_.max_body_bytes) + 65536)
-      return refuse(413, too_large_message());
-    const std::string& b = c.buf;
-    for (;;) {
-      switch (c.chunk) {
-        case Connection::Chunk::kSize: {
-          const size_t crlf = b.find("\r\n", c.chunk_at);
-          if (crlf == std::string::npos) {
-            if (b.size() - c.chunk_at > kMaxChunkLine)
-              return refuse(400, "a chunk-size line is longer than " +
-                                     std::to_string(kMaxChunkLine) + " bytes");
-            return false;
-          }
-          uint64_t size = 0;
-          size_t i = c.chunk_at;
-          for (; i < crlf && hex_digit(b[i]) >= 0; ++i) {
-            size = size * 16 + static_cast<uint64_t>(hex_digit(b[i]));
-            if (size > static_cast<uint64_t>(limits_.max_body_bytes))
-              return refuse(413, too_large_message());
-          }
-          if (i == c.chunk_at || (i < crlf && b[i] != ';'))
-            return refuse(400, "a chunk size is not a hexadecimal number");
-          c.chunk_at = crlf + 2;
-          if (size == 0) {
-            c.chunk = Connection::Chunk::kLast;
-            break;
-          }
-          c.decoded += size;
-          if (c.decoded > static_cast<uint64_t>(limits_.max_body_bytes))
-            return refuse(413, too_large_message());
-          c.chunk_left = size;
-          c.chunk = Connection::Chunk::kData;
-          break;
-        }
-        case Connection::Chunk::kData: {
-          const size_t take = std::min<uint64_t>(c.chunk_left, b.size() - c.chunk_at);
-          c.chunk_at += take;
-          c.chunk_left -= take;
-          if (c.chunk_left > 0) return false;
-          c.chunk = Connection::Chunk::kDataEnd;
-          break;
-        }
-        case Connection::Chunk::kDataEnd:
-        case Connection::Chunk::kLast:
-          if (b.size() - c.chunk_at < 2) return false;
-          if (b.compare(c.chunk_at, 2, "\r\n") != 0)
-            return refuse(400, c.chunk == Connection::Chunk::kLast
-                                   ? "the chunked body has trailers, which this server "
-                                     "does not take"
-                                   : "a chunk's data does not end with CRLF");
-          c.chunk_at += 2;
-          if (c.chunk == Connection::Chunk::kLast) {
-            c.request_end = c.chunk_at;
-            return true;
-          }
-          c.chunk = Connection::Chunk::kSize;
-          break;
-      }
+    const FramingFault fault =
+        c.chunks.read(c.buf, static_cast<uint64_t>(limits_.max_body_bytes));
+    if (fault != FramingFault::kNone) return refuse(c, fault);
+    if (!c.chunks.done()) return false;
+    c.request_end = c.chunks.end();
+    return true;
+  }
+
+  // Answers a request whose framing is refused, and closes; false.
+  bool refuse(Connection& c, FramingFault fault) {
+    const int status = framing_status(fault);
+    std::string reason = "bad_framing", message;
+    switch (fault) {
+      case FramingFault::kHeadTooLong:
+        reason = "max_header_bytes";
+        message = "the request line and headers are longer than this server takes (" +
+                  option("max_header_bytes") + "=" + std::to_string(limits_.max_header_bytes) +
+                  " bytes)";
+        break;
+      case FramingFault::kTooLarge:
+        reason = "max_request_bytes";
+        message = too_large_message();
+        break;
+      case FramingFault::kTwoLengths: message = "the request has two Content-Length headers"; break;
+      case FramingFault::kLengthNotDecimal:
+        message = "the request's Content-Length is not a decimal number";
+        break;
+      case FramingFault::kBadEncoding:
+        message = "the only Transfer-Encoding this server takes is chunked, once";
+        break;
+      case FramingFault::kLengthAndChunked:
+        message = "the request has both Content-Length and Transfer-Encoding";
+        break;
+      case FramingFault::kLongChunkLine:
+        message = "a chunk-size line is longer than " + std::to_string(kMaxChunkLine) + " bytes";
+        break;
+      case FramingFault::kBadChunkSize: message = "a chunk size is not a hexadecimal number"; break;
+      case FramingFault::kTrailers:
+        message = "the chunked body has trailers, which this server does not take";
+        break;
+      case FramingFault::kBadChunkEnd: message = "a chunk's data does not end with CRLF"; break;
+      case FramingFault::kNone: break;
     }
+    answer_and_close(c, status, reason, message, true);
+    return false;
   }
 
   // A whole request: to the workers, unless too many wait already.
