@@ -166,6 +166,9 @@ def main():
     subprocess.run([os.path.join(ROOT, "build", "t2t_tests"), "[.write-fuzz-seeds]"], check=True,
                    env=dict(os.environ, T2T_FUZZ_SEED_DIR=os.path.join(CORPUS, "checkpoint")),
                    stdout=subprocess.DEVNULL)
+    with zipfile.ZipFile(os.path.join(CORPUS, "checkpoint", "adam_run.pt")) as z:
+        write("pickle", "adam_run", z.read(next(n for n in z.namelist()
+                                                if n.endswith("/data.pkl"))))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "t2t/checkpoint/pickle_check.h"
 #include "t2t/core/error.h"
 #include "t2t/io/mapped_file.h"
 
@@ -217,6 +218,12 @@ std::map<std::string, at::Tensor> read_archive(const std::shared_ptr<MappedFile>
     states.emplace(object.get(), std::move(state));
     return object;
   };
+  // LibTorch's unpickler believes the pickle's lengths: they are checked
+  // against the record first.
+  if (!reader.hasRecord("data.pkl")) throw Error("the archive has no data.pkl");
+  const c10::Storage pickle = record_storage(reader, file, "data.pkl");
+  check_pickle(std::string_view(static_cast<const char*>(pickle.data()), pickle.nbytes()),
+               "data.pkl");
   const c10::IValue root = torch::jit::readArchiveAndTensors(
       "data", "", kRecordPrefix, resolve, load, std::nullopt, reader,
       torch::jit::Unpickler::defaultTypeParser, storages);

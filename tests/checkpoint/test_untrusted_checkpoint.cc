@@ -17,6 +17,7 @@
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "t2t/checkpoint/mapped_archive.h"
+#include "t2t/checkpoint/pickle_check.h"
 #include "t2t/core/error.h"
 #include "tests/support/test_util.h"
 
@@ -183,6 +184,37 @@ TEST_CASE("the checkpoint harness's seeds are checkpoints t2t resumes from",
     ++n;
   }
   CHECK(n > 0);
+}
+
+TEST_CASE("a pickle's lengths and memo indices are checked before LibTorch reads it",
+          "[checkpoint][untrusted]") {
+  // A run's own pickle passes.
+  TempDir dir("untrusted_pickle");
+  caffe2::serialize::PyTorchStreamReader zip(write_run_checkpoint(dir / "run"));
+  auto [data, size] = zip.getRecord("data.pkl");
+  const std::string pickle(static_cast<const char*>(data.get()), size);
+  CHECK_NOTHROW(t2t::check_pickle(pickle, "data.pkl"));
+  // PROTO 2, then an opcode, then STOP.
+  auto with = [](const std::string& op) { return std::string("\x80\x02", 2) + op + "."; };
+  CHECK_NOTHROW(t2t::check_pickle(with(std::string("X\x03\0\0\0abc", 8)), "p"));
+  CHECK_NOTHROW(t2t::check_pickle(with(std::string("]q\0h\0", 5)), "p"));
+  // BINUNICODE claiming 1.7 GB: LibTorch would reserve it before reading.
+  REQUIRE_THROWS_WITH(
+      t2t::check_pickle(with(std::string("X\x0d\x7f\x76\x65" "abc", 8)), "data.pkl"),
+      Catch::Contains("data.pkl") && Catch::Contains("byte 2") &&
+          Catch::Contains("length of 1702264589 bytes"));
+  REQUIRE_THROWS_WITH(
+      t2t::check_pickle(with(std::string("\x8d\xff\xff\xff\xff\xff\xff\xff\xff", 9)), "p"),
+      Catch::Contains("bytes with"));
+  REQUIRE_THROWS_WITH(t2t::check_pickle(with("]r\xff\xff\xff\x7f"), "p"),
+                      Catch::Contains("memo index 2147483647"));
+  REQUIRE_THROWS_WITH(t2t::check_pickle(with("\xfe"), "p"),
+                      Catch::Contains("no pickle opcode 254"));
+  REQUIRE_THROWS_WITH(t2t::check_pickle(with("cmodule"), "p"), Catch::Contains("without its end"));
+  REQUIRE_THROWS_WITH(t2t::check_pickle(std::string("\x80\x02N", 3), "p"),
+                      Catch::Contains("without STOP"));
+  REQUIRE_THROWS_WITH(t2t::check_pickle(std::string("\x80", 1), "p"),
+                      Catch::Contains("cut short"));
 }
 
 // Not a test: writes the seeds of fuzz/torch/checkpoint.cc into the folder
