@@ -247,6 +247,7 @@ class GatedHttpServer::Gate {
       return;
     }
     ++open_;
+    ++unseen_;
     auto c = std::make_unique<Connection>(fd);
     c->since = Clock::now();
     c->deadline = c->since + seconds(limits_.header_timeout_s);
@@ -384,12 +385,16 @@ class GatedHttpServer::Gate {
     }
     if (c->fresh) {
       c->fresh = false;
+      --unseen_;
       set_nonblocking(c->fd);
       // Over the limit: the connection that has been sending (or idling)
       // the longest makes room, else the newcomer is refused. What has
       // arrived is read first, so that a client whose request is in the
-      // socket is not taken for a slow one while arrivals pile up.
-      if (open_ > limits_.max_connections) {
+      // socket is not taken for a slow one while arrivals pile up. Those
+      // admitted after this one are not counted yet (each is, when taken):
+      // counted, a burst of arrivals the poll thread has not reached would
+      // have every newcomer in it refused with nothing to evict.
+      if (open_ - unseen_ > limits_.max_connections) {
         read_waiting();
         if (!evict_one())
           return answer_and_close(*c, 503, "max_connections", busy_message(), false);
@@ -699,6 +704,7 @@ class GatedHttpServer::Gate {
   std::vector<std::unique_ptr<Connection>> conns_;  // the poll thread's
   std::vector<char> read_buffer_ = std::vector<char>(65536);  // the poll thread's
   std::atomic<int64_t> open_{0};  // sockets open, wherever they are
+  std::atomic<int64_t> unseen_{0};  // admitted, not yet taken by the poll thread
   std::atomic<int64_t> buffered_{0};  // bytes reserved for bodies
 };
 
