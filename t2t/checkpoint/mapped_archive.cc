@@ -91,6 +91,14 @@ void check_tensor(const at::Tensor& t, const std::string& key) {
   auto refuse = [&key](const std::string& why) { throw Error("tensor '" + key + "' " + why); };
   if (t.layout() != at::kStrided || t.is_quantized())
     refuse("is not a dense tensor (a t2t checkpoint holds no other kind)");
+  switch (t.scalar_type()) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kChar:
+    case at::kByte: case at::kShort: case at::kInt: case at::kLong: case at::kBool:
+      break;
+    default:  // LibTorch implements few operations for the others (sub-byte ints, ...)
+      refuse(std::string("is of type ") + c10::toString(t.scalar_type()) +
+             ", which a t2t checkpoint never holds");
+  }
   if (!t.device().is_cpu() && !t.device().is_cuda())
     refuse("is on device '" + t.device().str() + "', neither the CPU nor a GPU");
   const auto sizes = t.sizes();
