@@ -97,12 +97,16 @@ void check_pickle(std::string_view pickle, const std::string& what) {
     if (!op.known) refuse(start, "no pickle opcode " + std::to_string(code));
     if (code == '.') return;  // STOP
     ++opcodes;
-    const size_t left = pickle.size() - at;
+    // The fixed-size part of the argument: a value, a count or an index.
+    uint64_t value = 0;
+    if (op.size > 0) {
+      if (pickle.size() - at < static_cast<size_t>(op.size)) refuse(start, "an opcode cut short");
+      value = little_endian(pickle.substr(at, op.size));
+      at += op.size;
+    }
     switch (op.arg) {
-      case Arg::kNone: break;
+      case Arg::kNone:
       case Arg::kFixed:
-        if (left < static_cast<size_t>(op.size)) refuse(start, "an opcode cut short");
-        at += op.size;
         break;
       case Arg::kLine:
       case Arg::kTwoLines:
@@ -112,33 +116,19 @@ void check_pickle(std::string_view pickle, const std::string& what) {
           at = nl + 1;
         }
         break;
-      case Arg::kMemoIndex: {
-        if (left < static_cast<size_t>(op.size)) refuse(start, "an opcode cut short");
-        const uint64_t index = little_endian(pickle.substr(at, op.size));
-        at += op.size;
-        if (index >= opcodes) refuse(start, "memo index " + std::to_string(index) +
+      case Arg::kMemoIndex:
+        if (value >= opcodes) refuse(start, "memo index " + std::to_string(value) +
                                                 " beyond any the pickle could have made");
         break;
-      }
-      case Arg::kFrame: {
-        if (left < static_cast<size_t>(op.size)) refuse(start, "an opcode cut short");
-        const uint64_t count = little_endian(pickle.substr(at, op.size));
-        at += op.size;
-        if (count > pickle.size() - at)
-          refuse(start, "a frame of " + std::to_string(count) + " bytes with " +
+      case Arg::kFrame:
+      case Arg::kCounted:
+        if (value > pickle.size() - at)
+          refuse(start, std::string(op.arg == Arg::kFrame ? "a frame" : "a length") + " of " +
+                            std::to_string(value) + " bytes with " +
                             std::to_string(pickle.size() - at) + " left");
+        // A frame's bytes are the opcodes that follow; a count's are skipped.
+        if (op.arg == Arg::kCounted) at += value;
         break;
-      }
-      case Arg::kCounted: {
-        if (left < static_cast<size_t>(op.size)) refuse(start, "an opcode cut short");
-        const uint64_t count = little_endian(pickle.substr(at, op.size));
-        at += op.size;
-        if (count > pickle.size() - at)
-          refuse(start, "a length of " + std::to_string(count) + " bytes with " +
-                            std::to_string(pickle.size() - at) + " left");
-        at += count;
-        break;
-      }
     }
   }
   refuse(pickle.size(), "the pickle ends without STOP");
