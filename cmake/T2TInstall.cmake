@@ -74,7 +74,7 @@ function(t2t_install_runtime)
     COMPONENT ${ARG_COMPONENT} ${_exclude})
 endfunction()
 
-set(T2T_TOOLS t2t-datagen t2t-trainer t2t-decoder t2t-bleu t2t-avg-all t2t-translate-all t2t-serve t2t-import)
+set(T2T_TOOLS t2t-datagen t2t-trainer t2t-decoder t2t-bleu t2t-avg-all t2t-translate-all t2t-serve t2t-import t2t-shortlist)
 set(T2T_MODULES t2t_archive)
 if(T2T_TORCH_CUDA)
   list(APPEND T2T_MODULES t2t_cuda)

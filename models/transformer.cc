@@ -54,6 +54,14 @@ struct TransformerDecoderState : DecoderState {
   // slots[r][p]. Reordering beams reorders this table only.
   bool use_slots = false;
   torch::Tensor slots;  // [batch, capacity] int64
+  // After restrict_output(): the softmax projection over the given ids only,
+  // in the form logits() would use for the whole one.
+  struct Softmax {
+    torch::Tensor weight;                           // [ids, hidden]
+    std::shared_ptr<const CpuLinearWeight> packed;  // where the whole one is packed
+    std::shared_ptr<const Int8Linear> int8;         // where the whole one is int8
+  };
+  std::shared_ptr<const Softmax> softmax;
 };
 
 // Row r of the result holds, at each position p < length, what slot
@@ -602,7 +610,35 @@ torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor&
   }
   x = decoder_final_(torch::Tensor(), x);
   ++state.length;
+  if (own && own->softmax) {
+    const auto& restricted = *own->softmax;
+    const auto h = x.squeeze(1);
+    if (restricted.int8) return (*restricted.int8)(h);
+    if (restricted.packed && h.device().is_cpu() && h.scalar_type() == torch::kFloat)
+      return restricted.packed->apply(h, torch::Tensor(), false);
+    return torch::linear(h, restricted.weight).to(torch::kFloat);
+  }
   return logits(x.squeeze(1)).to(torch::kFloat);
+}
+
+bool Transformer::restrict_output(DecoderState& state, const torch::Tensor& ids) {
+  auto* own = dynamic_cast<TransformerDecoderState*>(&state);
+  if (!own) return false;  // static shapes keep the whole vocabulary's
+  torch::NoGradGuard no_grad;
+  auto restricted = std::make_shared<TransformerDecoderState::Softmax>();
+  if (softmax_int8_) {
+    // The chosen rows of the int8 matrix as they are: each logit is the one
+    // the whole projection gives. LibTorch's int8 engine has no such view.
+    restricted->int8 = softmax_int8_->select_outputs(ids.to(torch::kCPU));
+    if (!restricted->int8) return false;
+  } else {
+    restricted->weight = softmax_weights_.index_select(0, ids.to(softmax_weights_.device()));
+    // t2t's float kernel computes each output alone, in the same order:
+    // the same logits as the whole matrix's.
+    if (softmax_packed_) restricted->packed = CpuLinearWeight::pack(restricted->weight);
+  }
+  own->softmax = std::move(restricted);
+  return true;
 }
 
 T2T_REGISTER_MODEL(Transformer);

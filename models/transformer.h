@@ -45,6 +45,9 @@ class Transformer : public T2TModel, public InferenceModel, public TensorFlowImp
   // Honours state.probe (not at static shapes, where it is refused).
   torch::Tensor decode_step(DecoderState& state, const torch::Tensor& last_ids) override;
   void reorder_state(DecoderState& state, const torch::Tensor& index) override;
+  // Projects onto the chosen rows of the softmax matrix only (float32, int8
+  // on t2t's kernels, bf16); not at static shapes.
+  bool restrict_output(DecoderState& state, const torch::Tensor& ids) override;
   bool reports_attention() const override { return true; }
   std::pair<torch::Tensor, torch::Tensor> forward_labelled_with_attention(
       const torch::Tensor& inputs, const torch::Tensor& targets,

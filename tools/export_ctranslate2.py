@@ -456,6 +456,26 @@ def build_spec(w, cfg, max_positions, unk_id):
     return spec
 
 
+def check_vocab_mapping(path):
+    """A vmap for this model's vocabulary names tokens <id_N>: CTranslate2
+    maps any other name to its unknown token, silently."""
+    if not os.path.isfile(path):
+        raise ExportError("--vocab_mapping=%s: no such file" % path)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            if "\t" not in line:
+                raise ExportError("--vocab_mapping=%s line %d: no tab; a vmap line is "
+                                  "'src_1 ... src_n<TAB>tgt_1 ... tgt_k'" % (path, number))
+            for token in line.split():
+                if not re.fullmatch(r"<id_\d+>", token):
+                    raise ExportError("--vocab_mapping=%s line %d: token %r is not <id_N>; "
+                                      "write the shortlist with t2t-shortlist --tokens=ids"
+                                      % (path, number, token))
+            return
+
+
 def make_converter(spec):
     """A ctranslate2 Converter whose model is the spec built here: its
     convert() validates, aliases shared tensors, quantizes and saves."""
@@ -494,6 +514,10 @@ def parse_args(argv):
     ap.add_argument("--unk_id", type=int, default=2,
                     help="the id CTranslate2 treats as its unknown token (default 2, t2t's "
                          "SentencePiece <unk>)")
+    ap.add_argument("--vocab_mapping", default="",
+                    help="a lexical shortlist in vmap format naming tokens <id_N> (t2t-shortlist "
+                         "--tokens=ids writes one): saved in the model, which then decodes with "
+                         "translate_batch(..., use_vmap=True) over the targets it lists")
     ap.add_argument("--force", action="store_true",
                     help="replace --ctranslate2_dir when it exists")
     return ap.parse_args(argv)
@@ -513,6 +537,8 @@ def export(args):
                           % (args.quantization, ", ".join(ACCEPTED_MODEL_TYPES)))
     if args.max_positions < 1:
         raise ExportError("--max_positions must be positive")
+    if args.vocab_mapping:
+        check_vocab_mapping(args.vocab_mapping)
     destination = os.path.abspath(args.ctranslate2_dir)
     # Checked first, so that a mistyped destination costs no loading.
     if os.path.lexists(destination) and not args.force:
@@ -541,7 +567,8 @@ def export(args):
     staging = tempfile.mkdtemp(prefix=".%s.tmp-" % os.path.basename(destination), dir=parent)
     try:
         written = os.path.join(staging, "model")
-        make_converter(spec).convert(written, quantization=args.quantization)
+        make_converter(spec).convert(written, vmap=args.vocab_mapping or None,
+                                     quantization=args.quantization)
         if os.path.lexists(destination):  # --force
             os.rename(destination, os.path.join(staging, "replaced"))
         os.rename(written, destination)

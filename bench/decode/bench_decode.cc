@@ -87,6 +87,9 @@ struct Workload {
   // packed weights, CUDA graphs).
   std::unique_ptr<t2t::Translator> translator;
   std::shared_ptr<t2t::T2TModel> model;
+  // The loaded model's, for what every batch decodes over (a shortlist's
+  // columns); null for an untrained model.
+  std::shared_ptr<const t2t::BatchTranslator> decoder;
   t2t::HParams hparams;
   std::vector<std::vector<int64_t>> sources;  // each ending in EOS
   std::string name;                           // for the JSON line
@@ -117,6 +120,7 @@ Workload trained(t2t::TranslatorOptions options, const std::string& output_dir,
   w.translator = std::make_unique<t2t::Translator>(std::move(options));
   const auto loaded = w.translator->current();
   w.model = loaded->model;
+  w.decoder = loaded->batch_translator;
   w.name = fs::path(output_dir).filename().string() + "@" + std::to_string(loaded->step);
   t2t::BatchTranslator& decoder = *loaded->batch_translator;
   std::ifstream in(source);
@@ -252,7 +256,10 @@ void run(Workload& w, const Options& opt, int threads) {
   std::vector<t2t::SearchStats> batch_stats(batches.size());
   const auto run_pass = [&](bool count) {
     t2t::for_each_batch(static_cast<int64_t>(batches.size()), workers, threads, [&](int64_t i) {
-      auto out = t2t::beam_search(*w.model, inputs[i], search, count ? &batch_stats[i] : nullptr);
+      const auto columns =
+          w.decoder ? w.decoder->output_columns(w.sources, batches[i]) : t2t::OutputColumns();
+      auto out = t2t::beam_search(*w.model, inputs[i], search, count ? &batch_stats[i] : nullptr,
+                                  {}, {}, columns);
       for (size_t r = 0; r < batches[i].size(); ++r)
         if (!out[r].empty()) results[batches[i][r]] = std::move(out[r][0]);
     });
@@ -265,7 +272,9 @@ void run(Workload& w, const Options& opt, int threads) {
     run_pass(false);
   } else {
     for (int64_t i = 0; i < opt.warmup_batches && i < static_cast<int64_t>(inputs.size()); ++i)
-      t2t::beam_search(*w.model, inputs[i], search);
+      t2t::beam_search(*w.model, inputs[i], search, nullptr, {}, {},
+                       w.decoder ? w.decoder->output_columns(w.sources, batches[i])
+                                 : t2t::OutputColumns());
   }
   const double warmup_s = warmup_clock.seconds();
 
@@ -378,6 +387,11 @@ int main(int argc, char** argv) {
        cxxopts::value<std::string>()->default_value(""))  //
       ("profile", "Write a chrome trace of the timed decoding here (slows it).",
        cxxopts::value<std::string>()->default_value(""))  //
+      ("shortlist", "A lexical shortlist, as t2t-decoder's flag (with --output_dir).",
+       cxxopts::value<std::string>()->default_value(""))  //
+      ("shortlist_best", "As t2t-decoder's flag.", cxxopts::value<int64_t>()->default_value("0"))  //
+      ("shortlist_frequent", "As t2t-decoder's flag.",
+       cxxopts::value<int64_t>()->default_value("-1"))  //
       ("quantize", "none, or int8 as t2t-decoder's flag (CPU).",
        cxxopts::value<std::string>()->default_value("none"))  //
       ("device", "cpu, cuda, cuda:N or auto, as t2t-decoder's flag.",
@@ -392,6 +406,9 @@ int main(int argc, char** argv) {
     translator.quantize = t2t::parse_quantization(quantize);
     translator.device = flags["device"].as<std::string>();
     translator.cuda_graphs = flags.count("cuda_graphs") > 0;
+    translator.shortlist.file = flags["shortlist"].as<std::string>();
+    translator.shortlist.limits.best = flags["shortlist_best"].as<int64_t>();
+    translator.shortlist.limits.frequent = flags["shortlist_frequent"].as<int64_t>();
     const bool cuda_graphs = translator.cuda_graphs;
     const std::string export_dir = flags["export_dir"].as<std::string>();
     const std::string run_dir = flags["write_run"].as<std::string>();
@@ -400,6 +417,8 @@ int main(int argc, char** argv) {
     const int64_t limit = flags["max_sentences"].as<int64_t>();
     Workload w;
     if (!flags["hparams_set"].as<std::string>().empty()) {
+      if (!translator.shortlist.file.empty())
+        throw t2t::Error("--shortlist needs a trained run's vocabularies: give --output_dir");
       if (flags["source_length"].as<int64_t>() < 0)
         throw t2t::Error("--source_length must be >= 0 (0: 10 to 30 ids)");
       w = untrained(translator, flags["hparams_set"].as<std::string>(), flags["vocab"].as<int64_t>(),

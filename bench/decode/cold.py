@@ -8,6 +8,9 @@ same weights, threads, beam, batch and search, alternating over the runs.
       saved in int8 (t2t-avg-all --quantize=int8); C: CTranslate2's
       conversions of it, C-float32 and C-int8
       every side once per run, then the table; results in W/results.jsonl
+      with --shortlist=S (a vmap naming tokens <id_N>, also in C-*/vmap.txt):
+      each side again with it (t2t --shortlist, CTranslate2 use_vmap=True);
+      with --reference=R: each row's BLEU
   cold.py ctranslate2 --model_dir=C --ids=W/source_ids.json --out=...
       one CTranslate2 process: load, the first translate_batch (cold), a
       second one (warm); one JSON line
@@ -28,7 +31,9 @@ default, T2T's results) and with --decode_hparams patience set to
 CTranslate2's (num_hypotheses / beam of its options: 2), which stops a
 sentence where CTranslate2's search stops it, so that both engines decode
 the same steps. The second row is the like-for-like comparison of the two
-engines; the first is what T2T's search costs on top.
+engines; the first is what T2T's search costs on top. With a shortlist,
+t2t's rows with it are compared with CTranslate2's best with use_vmap, and
+the last column gives t2t with a shortlist against t2t without.
 """
 import argparse
 import json
@@ -84,6 +89,10 @@ def ctranslate2_side(args):
     # The tokens leave EOS out; the limit counts it.
     options = translate_options(args.beam_size, args.batch_size, max(map(len, tokens)) + 1,
                                 args.extra_length)
+    if args.use_vmap:
+        if not os.path.isfile(os.path.join(args.model_dir, "vmap.txt")):
+            sys.exit(f"{args.model_dir} has no vmap.txt: export it with --vocab_mapping")
+        options["use_vmap"] = True
     runs = []
     for _ in range(2):
         t0 = time.time()
@@ -95,8 +104,13 @@ def ctranslate2_side(args):
                           ctranslate2=ctranslate2.__version__)))
 
 
-def t2t_decoder(args, precision, out_path, patience):
-    flags = [f"--problem={args.problem}", "--model=transformer", f"--data_dir={args.data_dir}",
+def shortlist_flags(args, shortlist):
+    return [f"--shortlist={args.shortlist}", f"--shortlist_best={args.shortlist_best}"] \
+        if shortlist else []
+
+
+def t2t_decoder(args, precision, out_path, patience, shortlist):
+    flags = shortlist_flags(args, shortlist) + [f"--problem={args.problem}", "--model=transformer", f"--data_dir={args.data_dir}",
              f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
              f"--threads={args.threads}",
              f"--decode_hparams=beam_size={args.beam_size},alpha={args.alpha},"
@@ -115,8 +129,8 @@ def t2t_decoder(args, precision, out_path, patience):
                 peak_rss_mib=child_peak_rss_mib(log))
 
 
-def t2t_warm(args, precision, patience):
-    flags = [f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
+def t2t_warm(args, precision, patience, shortlist):
+    flags = shortlist_flags(args, shortlist) + [f"--output_dir={args.int8_dir if precision == 'int8' else args.float_dir}",
              f"--data_dir={args.data_dir}",
              f"--problem={args.problem}", f"--source={args.source}", f"--threads={args.threads}",
              f"--beam_size={args.beam_size}", f"--alpha={args.alpha}",
@@ -138,35 +152,43 @@ def run(args):
         json.dump([problem.encode(line, "inputs", eos=False) for line in lines], f)
     results_path = os.path.join(args.work, "results.jsonl")
     outputs = {}
+    shortlists = (False, True) if args.shortlist else (False,)
     with open(results_path, "w") as results:
         for run_no in range(args.runs):
             for precision in ("float32", "int8"):
-                for stop, patience in stop_rules(args.beam_size):
-                    out_path = os.path.join(args.work, f"t2t-{precision}-p{patience:g}.out")
-                    row = dict(side="t2t", precision=precision, split=stop,
-                               **t2t_decoder(args, precision, out_path, patience))
-                    row["warm_s"] = t2t_warm(args, precision, patience)
-                    with open(out_path, encoding="utf-8") as f:
-                        outputs[("t2t", precision, stop)] = f.read().split("\n")[:len(lines)]
-                    results.write(json.dumps(row) + "\n")
-                for split in ("2x1", "1x2"):
-                    ids_out = os.path.join(args.work, f"ct2-{precision}-{split}.json")
-                    wall, log = run_child(timed([
-                        sys.executable, os.path.abspath(__file__), "ctranslate2",
-                        f"--model_dir={args.ct2_dir}-{precision}", f"--ids={ids_path}",
-                        f"--out={ids_out}", f"--split={split}", f"--beam_size={args.beam_size}",
-                        f"--batch_size={args.batch_size}", f"--alpha={args.alpha}",
-                        f"--extra_length={args.extra_length}"]))
-                    figures = json.loads([l for l in log.splitlines() if l.startswith("{")][-1])
-                    row = dict(side="ctranslate2", precision=precision, split=split,
-                               cold_s=figures["cold_s"], warm_s=figures["warm_s"],
-                               load_s=figures["load_s"],
-                               startup_s=wall - figures["cold_s"] - figures["warm_s"],
-                               peak_rss_mib=child_peak_rss_mib(log))
-                    with open(ids_out) as f:
-                        outputs[("ctranslate2", precision, split)] = [
-                            problem.decode(ids, "targets") for ids in json.load(f)]
-                    results.write(json.dumps(row) + "\n")
+                for shortlist in shortlists:
+                    for stop, patience in stop_rules(args.beam_size):
+                        out_path = os.path.join(
+                            args.work, f"t2t-{precision}-p{patience:g}-sl{int(shortlist)}.out")
+                        row = dict(side="t2t", precision=precision, split=stop,
+                                   shortlist=shortlist,
+                                   **t2t_decoder(args, precision, out_path, patience, shortlist))
+                        row["warm_s"] = t2t_warm(args, precision, patience, shortlist)
+                        with open(out_path, encoding="utf-8") as f:
+                            outputs[("t2t", precision, stop, shortlist)] = \
+                                f.read().split("\n")[:len(lines)]
+                        results.write(json.dumps(row) + "\n")
+                    for split in ("2x1", "1x2"):
+                        ids_out = os.path.join(args.work,
+                                               f"ct2-{precision}-{split}-sl{int(shortlist)}.json")
+                        wall, log = run_child(timed([
+                            sys.executable, os.path.abspath(__file__), "ctranslate2",
+                            f"--model_dir={args.ct2_dir}-{precision}", f"--ids={ids_path}",
+                            f"--out={ids_out}", f"--split={split}",
+                            f"--beam_size={args.beam_size}", f"--batch_size={args.batch_size}",
+                            f"--alpha={args.alpha}", f"--extra_length={args.extra_length}"]
+                            + (["--use_vmap"] if shortlist else [])))
+                        figures = json.loads(
+                            [l for l in log.splitlines() if l.startswith("{")][-1])
+                        row = dict(side="ctranslate2", precision=precision, split=split,
+                                   shortlist=shortlist, cold_s=figures["cold_s"],
+                                   warm_s=figures["warm_s"], load_s=figures["load_s"],
+                                   startup_s=wall - figures["cold_s"] - figures["warm_s"],
+                                   peak_rss_mib=child_peak_rss_mib(log))
+                        with open(ids_out) as f:
+                            outputs[("ctranslate2", precision, split, shortlist)] = [
+                                problem.decode(ids, "targets") for ids in json.load(f)]
+                        results.write(json.dumps(row) + "\n")
                 results.flush()
             print(f"run {run_no + 1} of {args.runs} done", file=sys.stderr)
     summarize(results_path, outputs, len(lines), args)
@@ -175,47 +197,70 @@ def run(args):
 def summarize(results_path, outputs, n, args):
     rows = [json.loads(line) for line in open(results_path)]
     t2t_rules = [stop for stop, _ in stop_rules(args.beam_size)]
-    reference = outputs[("t2t", "float32", t2t_rules[0])]
+    reference = outputs[("t2t", "float32", t2t_rules[0], False)]
+    shortlists = (False, True) if args.shortlist else (False,)
+    bleu = {}
+    if args.reference:
+        import t2t
+        with open(args.reference, encoding="utf-8") as f:
+            refs = [line.rstrip("\n") for line in f][:n]
+        bleu = {key: t2t.bleu(texts, [refs]).score for key, texts in outputs.items()}
 
-    def median(side, precision, split, key):
+    def median(side, precision, split, key, shortlist=False):
         return statistics.median(r[key] for r in rows if r["side"] == side and
-                                 r["precision"] == precision and r["split"] == split)
+                                 r["precision"] == precision and r["split"] == split and
+                                 r.get("shortlist", False) == shortlist)
 
     def same(key):
         return sum(a == b for a, b in zip(reference, outputs[key]))
 
     runs = sum(r["side"] == "t2t" and r["precision"] == "float32" and r["split"] == t2t_rules[0]
-               for r in rows)
+               and not r.get("shortlist", False) for r in rows)
     print(f"{n} sentences, beam {args.beam_size}, batch {args.batch_size}, {args.threads} threads;"
-          f" medians of {runs} runs")
-    print("| engine | precision | threads | stops a sentence by | start-up s | model load s "
-          "| cold: sentences/s | cold: t2t / CT2 best | warm: sentences/s | warm: t2t / CT2 best | peak RSS MiB "
-          "| same text as t2t float32 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f" medians of {runs} runs"
+          + (f"; shortlist {os.path.basename(args.shortlist)}, best {args.shortlist_best or 'all'}"
+             if args.shortlist else ""))
+    print("| engine | precision | threads | stops a sentence by | shortlist | start-up s "
+          "| model load s | cold: sentences/s | cold: t2t / CT2 best | warm: sentences/s "
+          "| warm: t2t / CT2 best | cold: shortlist / none | peak RSS MiB "
+          "| same text as t2t float32 | BLEU |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for precision in ("float32", "int8"):
-        best_cold = min(median("ctranslate2", precision, s, "cold_s") for s in ("2x1", "1x2"))
-        best_warm = min(median("ctranslate2", precision, s, "warm_s") for s in ("2x1", "1x2"))
-        for side, split in ([("t2t", stop) for stop in t2t_rules] +
-                            [("ctranslate2", "2x1"), ("ctranslate2", "1x2")]):
-            cold = median(side, precision, split, "cold_s")
-            warm = median(side, precision, split, "warm_s")
-            ratio = (lambda best, s: f"{best / s:.2f}×") if side == "t2t" else (lambda b, s: "")
-            threads, stop = ("parallel batches", split) if side == "t2t" else \
-                (split, t2t_rules[1])
-            print(f"| {side} | {precision} | {threads} | {stop} "
-                  f"| {median(side, precision, split, 'startup_s'):.2f} "
-                  f"| {median(side, precision, split, 'load_s'):.3f} | {n / cold:.0f} "
-                  f"| {ratio(best_cold, cold)} | {n / warm:.0f} | {ratio(best_warm, warm)} "
-                  f"| {median(side, precision, split, 'peak_rss_mib'):.0f} "
-                  f"| {same((side, precision, split))}/{n} |")
+        for shortlist in shortlists:
+            best_cold = min(median("ctranslate2", precision, s, "cold_s", shortlist)
+                            for s in ("2x1", "1x2"))
+            best_warm = min(median("ctranslate2", precision, s, "warm_s", shortlist)
+                            for s in ("2x1", "1x2"))
+            for side, split in ([("t2t", stop) for stop in t2t_rules] +
+                                [("ctranslate2", "2x1"), ("ctranslate2", "1x2")]):
+                cold = median(side, precision, split, "cold_s", shortlist)
+                warm = median(side, precision, split, "warm_s", shortlist)
+                ratio = (lambda best, s: f"{best / s:.2f}×") if side == "t2t" else \
+                    (lambda b, s: "")
+                threads, stop = ("parallel batches", split) if side == "t2t" else \
+                    (split, t2t_rules[1])
+                gain = f"{median(side, precision, split, 'cold_s') / cold:.2f}×" \
+                    if shortlist else ""
+                key = (side, precision, split, shortlist)
+                bleu_cell = f"{bleu[key]:.2f}" if bleu else ""
+                print(f"| {side} | {precision} | {threads} | {stop} "
+                      f"| {'yes' if shortlist else 'no'} "
+                      f"| {median(side, precision, split, 'startup_s', shortlist):.2f} "
+                      f"| {median(side, precision, split, 'load_s', shortlist):.3f} "
+                      f"| {n / cold:.0f} | {ratio(best_cold, cold)} | {n / warm:.0f} "
+                      f"| {ratio(best_warm, warm)} | {gain} "
+                      f"| {median(side, precision, split, 'peak_rss_mib', shortlist):.0f} "
+                      f"| {same(key)}/{n} | {bleu_cell} |")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["run", "ctranslate2"])
     for name in ("float_dir", "int8_dir", "data_dir", "problem", "source", "work", "build",
-                 "ct2_dir", "model_dir", "ids", "out"):
+                 "ct2_dir", "model_dir", "ids", "out", "shortlist", "reference"):
         ap.add_argument("--" + name, default="")
+    ap.add_argument("--shortlist_best", type=int, default=0)
+    ap.add_argument("--use_vmap", action="store_true")
     ap.add_argument("--split", default="2x1")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--beam_size", type=int, default=4)

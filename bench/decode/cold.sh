@@ -14,18 +14,28 @@
 # quantizing); CTranslate2 its own conversions of the same weights.
 #
 #   bench/decode/cold.sh
+# With a lexical shortlist (t2t-shortlist on the training shards, SL_BEST
+# targets per source token and SL_FREQUENT always allowed, named <id_N> so
+# that CTranslate2's conversions take the same file as their vmap), every
+# side runs again with it: t2t --shortlist (--shortlist_best=SHORTLIST_BEST,
+# 0: all), CTranslate2 use_vmap=True. BLEU of each row against REFERENCE.
 # Environment: MODELS, RUNS (3), THREADS (2), BEAM (4), BATCH (32),
-# SOURCE (TATOEBA_DIR/dev.en), TATOEBA_DIR (../shared/data/tatoeba-enzh),
+# SOURCE (TATOEBA_DIR/dev.en), REFERENCE (TATOEBA_DIR/dev.zh with the default
+# SOURCE), TATOEBA_DIR (../shared/data/tatoeba-enzh), SHORTLIST (1; 0: none),
+# SL_BEST (50), SL_FREQUENT (100), SHORTLIST_BEST (0),
 # WORK (/tmp/t2t_bench_cold; trained runs are kept there and reused).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 TATOEBA_DIR=${TATOEBA_DIR:-$ROOT/../shared/data/tatoeba-enzh}
+[ -z "${SOURCE:-}" ] && REFERENCE=${REFERENCE:-$TATOEBA_DIR/dev.zh}
 SOURCE=${SOURCE:-$TATOEBA_DIR/dev.en}
+REFERENCE=${REFERENCE:-}
+SHORTLIST=${SHORTLIST:-1}
 WORK=${WORK:-/tmp/t2t_bench_cold}
 MODELS=${MODELS:-tiny800 tiny3000 base}
 PROBLEM=translate_enzh_tatoeba
 [ -f "$TATOEBA_DIR/train.en" ] || { echo "no Tatoeba data in $TATOEBA_DIR: set TATOEBA_DIR" >&2; exit 1; }
-bench_require "$BUILD/t2t-decoder" "$BUILD/t2t-bench-decode" "$BUILD/t2t-avg-all"
+bench_require "$BUILD/t2t-decoder" "$BUILD/t2t-bench-decode" "$BUILD/t2t-avg-all" "$BUILD/t2t-shortlist"
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time (apt-get install time): it measures peak RSS" >&2; exit 1; }
 [ -d "$BUILD/python/t2t" ] || { echo "no $BUILD/python/t2t: build t2t with its Python module" >&2; exit 1; }
 "$PYTHON" -c 'import ctranslate2' 2>/dev/null \
@@ -59,9 +69,18 @@ for model in $MODELS; do
   esac
   dir=$WORK/$model
   rm -rf "$dir/ct2-float32" "$dir/ct2-int8" "$dir/avg" "$dir/int8"
+  vmap=()
+  if [ "$SHORTLIST" = 1 ]; then
+    # From the training shards the model learnt from, as a user makes it.
+    "$BUILD/t2t-shortlist" --problem="$PROBLEM" --data_dir="$DATA_DIR" \
+      --output="$dir/shortlist.vmap" --tokens=ids --best="${SL_BEST:-50}" \
+      --frequent="${SL_FREQUENT:-100}" >"$dir/shortlist.log" 2>&1 \
+      || { cat "$dir/shortlist.log" >&2; exit 1; }
+    vmap=(--vocab_mapping="$dir/shortlist.vmap")
+  fi
   for q in float32 int8; do
     "$PYTHON" "$ROOT/tools/export_ctranslate2.py" --output_dir="$dir/run" \
-      --ctranslate2_dir="$dir/ct2-$q" --quantization="$q" >/dev/null
+      --ctranslate2_dir="$dir/ct2-$q" --quantization="$q" "${vmap[@]}" >/dev/null
   done
   # What users decode: the run's last checkpoint as t2t-avg-all writes it
   # (the weights without the optimizer's state), in float32 and in int8.
@@ -76,5 +95,7 @@ for model in $MODELS; do
     --data_dir="$DATA_DIR" --problem="$PROBLEM" --source="$SOURCE" --work="$dir" \
     --build="$BUILD" --ct2_dir="$dir/ct2" \
     --runs="${RUNS:-3}" --threads="${THREADS:-2}" --beam_size="${BEAM:-4}" \
-    --batch_size="${BATCH:-32}" | tee "$dir/table.md"
+    --batch_size="${BATCH:-32}" --reference="$REFERENCE" \
+    $([ "$SHORTLIST" = 1 ] && echo --shortlist="$dir/shortlist.vmap" \
+        --shortlist_best="${SHORTLIST_BEST:-0}") | tee "$dir/table.md"
 done

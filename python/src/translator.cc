@@ -33,7 +33,9 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
                        const std::optional<std::vector<std::string>>& ensemble,
                        const std::optional<std::vector<double>>& ensemble_weights,
                        std::optional<int64_t> alignment_layer,
-                       std::optional<int64_t> alignment_head, int64_t batch_tokens) {
+                       std::optional<int64_t> alignment_head, int64_t batch_tokens,
+                       const std::optional<std::string>& shortlist, int64_t shortlist_best,
+                       int64_t shortlist_frequent) {
   if (threads > 0) set_num_threads(threads);
   TranslatorOptions options;
   options.quantize = parse_quantization(quantize.value_or("none"));
@@ -59,6 +61,13 @@ Translator::Translator(const std::string& output_dir, const std::string& data_di
   if (alignment_head) dp.set("alignment_head", std::to_string(*alignment_head));
   options.decoding = decode_options(dp);
   options.glossary = glossary.value_or("");
+  options.shortlist.file = shortlist.value_or("");
+  options.shortlist.limits.best = shortlist_best;
+  options.shortlist.limits.frequent = shortlist_frequent;
+  if (!shortlist && (shortlist_best != 0 || shortlist_frequent != -1))
+    throw OptionError(shortlist_best != 0 ? "shortlist_best" : "shortlist_frequent",
+                      "{" + std::string(shortlist_best != 0 ? "shortlist_best" : "shortlist_frequent") +
+                          "} goes with {shortlist}, which is not given");
   if (ensemble) {
     for (const auto& path : *ensemble) options.ensemble.push_back({path, 1.0});
     if (ensemble_weights) {
@@ -251,6 +260,11 @@ glossary: a file of "source term<TAB>target term" lines whose terms every
 alignment_layer, alignment_head: the attention alignments read (default: what
   guided alignment trained, else the last layer's mean over heads).
 batch_tokens: > 0 counts translate_file()'s batches in source tokens.
+shortlist: a lexical shortlist file (t2t-shortlist's vmap, or Marian's): each
+  batch's output layer over the target tokens its source tokens list only
+  (faster; translations may differ slightly). A relative name is also looked
+  for in output_dir. shortlist_best: targets per source token (0: all listed);
+  shortlist_frequent: always-allowed targets (-1: all listed).
 batch_size, beam_size, alpha, max_input_size, patience: the defaults of
   translate() and what translate_file() uses, as --decode_hparams (patience 0:
   T2T's stopping test; 2: also stop a sentence as CTranslate2 does, faster,
@@ -268,7 +282,8 @@ batches a file.
                     double, const std::optional<std::string>&,
                     const std::optional<std::vector<std::string>>&,
                     const std::optional<std::vector<double>>&, std::optional<int64_t>,
-                    std::optional<int64_t>, int64_t>(),
+                    std::optional<int64_t>, int64_t, const std::optional<std::string>&,
+                    int64_t, int64_t>(),
            py::arg("output_dir"), py::kw_only(), py::arg("data_dir"), py::arg("problem"),
            py::arg("model") = "transformer", py::arg("hparams_set") = "",
            py::arg("hparams") = "", py::arg("device") = "cpu",
@@ -278,7 +293,9 @@ batches a file.
            py::arg("max_input_size") = 1024, py::arg("patience") = 0.0,
            py::arg("glossary") = py::none(), py::arg("ensemble") = py::none(),
            py::arg("ensemble_weights") = py::none(), py::arg("alignment_layer") = py::none(),
-           py::arg("alignment_head") = py::none(), py::arg("batch_tokens") = 0)
+           py::arg("alignment_head") = py::none(), py::arg("batch_tokens") = 0,
+           py::arg("shortlist") = py::none(), py::arg("shortlist_best") = 0,
+           py::arg("shortlist_frequent") = -1)
       .def(
           "translate",
           [](Translator& self, const std::vector<std::string>& texts, int64_t beam_size,

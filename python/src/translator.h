@@ -26,7 +26,8 @@ class Translator {
              const std::optional<std::vector<std::string>>& ensemble,
              const std::optional<std::vector<double>>& ensemble_weights,
              std::optional<int64_t> alignment_layer, std::optional<int64_t> alignment_head,
-             int64_t batch_tokens);
+             int64_t batch_tokens, const std::optional<std::string>& shortlist,
+             int64_t shortlist_best, int64_t shortlist_frequent);
   // Closes the queue and joins the workers.
   ~Translator();
 

@@ -175,3 +175,22 @@ def test_terms_prefixes_alignments_and_ensembles(run, sources, tmp_path):
     # A model with itself is the model.
     pair_model = translator(run, ensemble=[run.out], ensemble_weights=[1, 1])
     assert pair_model.translate(sources[:4]) == tr.translate(sources[:4])
+
+
+def test_shortlist_as_the_decoders(run, sources, tmp_path):
+    # A lexical shortlist made by t2t-shortlist narrows the output layer the
+    # same way in t2t-decoder and in the Translator.
+    shortlist = tmp_path / "shortlist.vmap"
+    run.tool("t2t-shortlist", f"--problem={PROBLEM}", f"--data_dir={run.data}",
+             f"--output={shortlist}", "--best=5", "--frequent=20")
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    dst = tmp_path / "out.zh"
+    run.decoder(f"--decode_from_file={src}", f"--decode_to_file={dst}",
+                f"--shortlist={shortlist}", "--shortlist_best=3")
+    expected = dst.read_text(encoding="utf-8").split("\n")[:-1]
+    assert translator(run, shortlist=str(shortlist), shortlist_best=3).translate(sources) == expected
+    with pytest.raises(t2t.Error, match="shortlist_best.*goes with.*shortlist"):
+        translator(run, shortlist_best=3)
+    with pytest.raises(t2t.Error, match="no such file"):
+        translator(run, shortlist=str(tmp_path / "missing.vmap"))

@@ -116,6 +116,15 @@ Int8Linear::Int8Linear(const Int8Weights& weights, const at::Tensor& bias,
   packed_ = std::move(stack.at(0));
 }
 
+std::shared_ptr<const Int8Linear> Int8Linear::select_outputs(const at::Tensor& ids) const {
+  if (!panels_) return nullptr;
+  std::shared_ptr<Int8Linear> out(new Int8Linear());
+  out->in_ = in_;
+  out->out_ = ids.numel();
+  out->panels_ = panels_->select_outputs(ids);
+  return out;
+}
+
 at::Tensor Int8Linear::operator()(const at::Tensor& x) const {
   if (x.scalar_type() != at::kFloat || !x.device().is_cpu() || x.size(-1) != in_)
     throw Error("an int8 linear layer of " + std::to_string(in_) + " inputs takes float32 CPU "

@@ -39,7 +39,13 @@ class Int8Linear {
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
 
+  // The layer over outputs `ids` only (int64 [n], each < out_features()),
+  // in that order, each computing exactly what it computes here (a lexical
+  // shortlist's softmax rows); nullptr where LibTorch's engine runs it.
+  std::shared_ptr<const Int8Linear> select_outputs(const at::Tensor& ids) const;
+
  private:
+  Int8Linear() = default;
   int64_t in_ = 0, out_ = 0;
   std::shared_ptr<const Int8PanelWeight> panels_;  // t2t's kernel's layout
   c10::IValue packed_;  // or LibTorch's engine's packed weights and bias

@@ -359,6 +359,36 @@ std::shared_ptr<const Int8PanelWeight> Int8PanelWeight::pack(const Int8Weights& 
   return w;
 }
 
+std::shared_ptr<const Int8PanelWeight> Int8PanelWeight::select_outputs(const at::Tensor& ids) const {
+  const at::Tensor index = ids.to(at::kLong).reshape({-1}).contiguous();
+  const int64_t n = index.numel();
+  TORCH_CHECK(n == 0 || (index.min().item<int64_t>() >= 0 && index.max().item<int64_t>() < out_),
+              "Int8PanelWeight::select_outputs: ids must be in [0, ", out_, ")");
+  const int64_t width = panels_.size(2), quads = panels_.size(1);
+  const int64_t panels = (n + width - 1) / width, padded = panels * width;
+  auto w = std::make_shared<Int8PanelWeight>();
+  w->kernel_ = kernel_;
+  w->out_ = n;
+  w->in_ = in_;
+  w->in4_ = in4_;
+  // [panels, quads, width, 4] -> one row of quads per output -> the chosen
+  // rows, zero-padded to whole panels -> back into panels.
+  const at::Tensor rows = panels_.permute({0, 2, 1, 3}).reshape({-1, quads, 4});
+  at::Tensor chosen = at::zeros({padded, quads, 4}, panels_.options());
+  chosen.narrow(0, 0, n).copy_(rows.index_select(0, index));
+  w->panels_ = chosen.view({panels, width, quads, 4}).permute({0, 2, 1, 3}).contiguous();
+  auto gather = [&](const at::Tensor& per_output) {
+    at::Tensor out = at::zeros({padded}, per_output.options());
+    out.narrow(0, 0, n).copy_(per_output.index_select(0, index));
+    return out;
+  };
+  w->col_sums_ = gather(col_sums_);
+  w->scales_ = gather(scales_);
+  w->bias_ = gather(bias_);
+  w->counted_.set(static_cast<int64_t>(w->panels_.nbytes()));
+  return w;
+}
+
 const char* Int8PanelWeight::kernel() const { return kernel_ == Int8Kernel::vnni ? "vnni" : "avx2"; }
 
 int32_t Int8PanelWeight::max_code() const { return kernel_ == Int8Kernel::vnni ? 255 : 127; }

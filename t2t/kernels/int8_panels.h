@@ -39,6 +39,11 @@ class Int8PanelWeight {
   // x [rows, in] float32, contiguous, on the CPU -> [rows, out] float32.
   at::Tensor apply(const at::Tensor& x) const;
 
+  // The weight of outputs `ids` only (int64 [n], each < out), in that
+  // order: their panels' columns gathered as they are, so each output
+  // computes exactly what it computes here.
+  std::shared_ptr<const Int8PanelWeight> select_outputs(const at::Tensor& ids) const;
+
   // "vnni" or "avx2".
   const char* kernel() const;
   // The largest activation code: 255 (8 bits) or 127 (7 bits).

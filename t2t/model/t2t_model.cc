@@ -71,4 +71,6 @@ void T2TModel::reorder_state(DecoderState& state, const torch::Tensor& index) {
   }
 }
 
+bool T2TModel::restrict_output(DecoderState&, const torch::Tensor&) { return false; }
+
 }  // namespace t2t

@@ -92,6 +92,16 @@ class T2TModel : public torch::nn::Module {
   // state, in that order: beam reordering, or dropping finished sentences.
   virtual void reorder_state(DecoderState& state, const torch::Tensor& index);
 
+  // Has the decode_step()s on `state` from now on return the logits of the
+  // target ids `ids` only (int64, ascending, on the model's device):
+  // [batch_in_state, ids.size(0)], column j holding the logit that id
+  // ids[j] has over the whole vocabulary. A lexical shortlist's batch
+  // columns (t2t/search/lexical_shortlist.h) come this way, so that a model
+  // can skip the other rows of its output projection. Returns false when
+  // the model does not (the default): its steps keep returning every id's
+  // logits, and the caller selects the columns itself.
+  virtual bool restrict_output(DecoderState& state, const torch::Tensor& ids);
+
   // Whether decode_step() honours DecoderState::probe and
   // forward_labelled_with_attention() works: what word alignments and
   // guided alignment need.

@@ -82,24 +82,61 @@ bool edits_logits(const SearchOptions& options, const std::vector<TargetGuide>& 
   return false;
 }
 
+// The target ids a search chooses among: every id, or a shortlist's
+// columns (on the model's device), which the model computes alone where it
+// can (T2TModel::restrict_output) and which are selected from its logits
+// where it cannot.
+struct StepColumns {
+  const OutputColumns& set;
+  torch::Tensor ids;  // undefined for the whole vocabulary
+  bool by_model = false;
+
+  StepColumns(T2TModel& model, DecoderState& state, const OutputColumns& columns,
+              const torch::Device& device)
+      : set(columns) {
+    if (columns.whole()) return;
+    ids = torch::tensor(columns.ids(), torch::kLong).to(device);
+    by_model = model.restrict_output(state, ids);
+  }
+  // A step's logits over the columns.
+  torch::Tensor select(const torch::Tensor& logits) const {
+    return ids.defined() && !by_model ? logits.index_select(1, ids) : logits;
+  }
+  // Columns [n] on the device -> their ids.
+  torch::Tensor to_ids(const torch::Tensor& columns) const {
+    return ids.defined() ? ids.index_select(0, columns) : columns;
+  }
+  // The column of an id the search must be able to produce.
+  int64_t column(int64_t id) const {
+    const int64_t c = set.column(id);
+    if (c < 0)
+      throw Error("beam_search: target id " + std::to_string(id) + " is asked for but is not "
+                  "among the shortlist's columns");
+    return c;
+  }
+};
+
 // What step `step` changes in logits row `row`, whose hypothesis holds
 // `ids` and stands at `constraints` with its guide's phrases: the prefix
 // first, then the repetition guards, and no EOS before every phrase is met.
+// Ids outside the columns need no ban and take no penalty.
 void edit_row(LogitEdits& edits, int64_t row, int64_t step, const std::vector<int64_t>& ids,
               const TargetGuide& guide, const ConstraintState* constraints,
-              const SearchOptions& options) {
+              const SearchOptions& options, const StepColumns& columns) {
   if (step < static_cast<int64_t>(guide.prefix.size())) {
-    edits.force(row, guide.prefix[step]);
+    edits.force(row, columns.column(guide.prefix[step]));
     return;
   }
-  for (int64_t id : repeated_ngram_ids(ids, options.no_repeat_ngram_size)) edits.ban(row, id);
+  for (int64_t id : repeated_ngram_ids(ids, options.no_repeat_ngram_size))
+    if (const int64_t c = columns.set.column(id); c >= 0) edits.ban(row, c);
   if (options.repetition_penalty != 1.0) {
     std::vector<int64_t> distinct = ids;
     std::sort(distinct.begin(), distinct.end());
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    for (int64_t id : distinct) edits.penalize(row, id);
+    for (int64_t id : distinct)
+      if (const int64_t c = columns.set.column(id); c >= 0) edits.penalize(row, c);
   }
-  if (constraints && !constraints->all_met()) edits.ban(row, kEosId);
+  if (constraints && !constraints->all_met()) edits.ban(row, columns.column(kEosId));
 }
 
 // The probed attention of a step on the CPU ([rows, input_len] float32), or
@@ -130,23 +167,25 @@ std::vector<std::vector<float>> attention_rows(const std::vector<float>& flat, i
 std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor& inputs,
                                             const SearchOptions& options, SearchStats* stats,
                                             const std::vector<int64_t>& sample_keys,
-                                            const std::vector<TargetGuide>& guides) {
+                                            const std::vector<TargetGuide>& guides,
+                                            const OutputColumns& output_columns) {
   ActiveSet set = start(inputs, options.extra_length, options.batch_decode_length);
   const auto device = inputs.device();
   std::vector<std::vector<Hypothesis>> results(set.sentence.size(), std::vector<Hypothesis>(1));
   auto state = model.start_decoding(inputs);
   if (options.alignment) state->probe = options.alignment_probe;
+  const StepColumns columns(model, *state, output_columns, device);
   const bool edits = edits_logits(options, guides);
   std::vector<std::vector<float>> attention(set.sentence.size());
   torch::Tensor last = torch::zeros({inputs.size(0)}, torch::dtype(torch::kLong).device(device));
   for (int64_t step = 0;; ++step) {
-    auto logits = model.decode_step(*state, last);  // [rows, vocab]
+    auto logits = columns.select(model.decode_step(*state, last));  // [rows, columns]
     if (edits) {
       LogitEdits row_edits;
       for (size_t r = 0; r < set.sentence.size(); ++r) {
         const int64_t s = set.sentence[r];
         edit_row(row_edits, static_cast<int64_t>(r), step, results[s][0].ids, guide_of(guides, s),
-                 nullptr, options);
+                 nullptr, options, columns);
       }
       row_edits.apply(logits, options.repetition_penalty);
     }
@@ -171,6 +210,7 @@ std::vector<std::vector<Hypothesis>> greedy(T2TModel& model, const torch::Tensor
     } else {
       std::tie(best_lp, best_id) = torch::log_softmax(logits.to(torch::kFloat), -1).max(-1);
     }
+    best_id = columns.to_ids(best_id);
     const auto ids = best_id.to(torch::kCPU).contiguous();
     const auto lps = best_lp.to(torch::kCPU, torch::kDouble).contiguous();
     for (int64_t r : set.open_rows()) {
@@ -334,7 +374,7 @@ ExtraCandidates constraint_candidates(const torch::Tensor& logits,
                                       const std::vector<SentenceBeams>& beams,
                                       const std::vector<int64_t>& sentence,
                                       const std::vector<TargetGuide>& guides, int64_t step,
-                                      int64_t K) {
+                                      int64_t K, const StepColumns& columns) {
   ExtraCandidates extra;
   extra.per_row.resize(beams.size());
   std::vector<int64_t> rows, beam_of, row_of;  // one entry per (row, beam) asked about
@@ -364,17 +404,19 @@ ExtraCandidates constraint_candidates(const torch::Tensor& logits,
       ask_id.push_back(id);
     }
   }
+  std::vector<int64_t> ask_column;
+  for (int64_t id : ask_id) ask_column.push_back(columns.column(id));
   const auto best_lp = std::get<0>(best).to(torch::kCPU).contiguous();
   const auto best_id = std::get<1>(best).to(torch::kCPU).contiguous();
   torch::Tensor asked;
   if (!ask_row.empty())
-    asked = log_probs.index({rows_tensor(ask_row, device), rows_tensor(ask_id, device)})
+    asked = log_probs.index({rows_tensor(ask_row, device), rows_tensor(ask_column, device)})
                 .to(torch::kCPU)
                 .contiguous();
   for (size_t j = 0; j < rows.size(); ++j) {
     const float base = beams[row_of[j]].alive[beam_of[j]].value;
-    extra.per_row[row_of[j]].push_back(
-        {0, base + best_lp.data_ptr<float>()[j], beam_of[j], best_id.data_ptr<int64_t>()[j]});
+    extra.per_row[row_of[j]].push_back({0, base + best_lp.data_ptr<float>()[j], beam_of[j],
+                                        columns.set.id(best_id.data_ptr<int64_t>()[j])});
   }
   for (size_t a = 0; a < ask_row.size(); ++a) {
     const int64_t j = ask_row[a];
@@ -387,7 +429,8 @@ ExtraCandidates constraint_candidates(const torch::Tensor& logits,
 
 std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& inputs,
                                           const SearchOptions& options, SearchStats* stats,
-                                          const std::vector<TargetGuide>& guides) {
+                                          const std::vector<TargetGuide>& guides,
+                                          const OutputColumns& output_columns) {
   const int64_t K = options.beam_size, count = 2 * K;
   // SearchOptions::patience: how many ended hypotheses settle a sentence
   // (capped where llround stays defined: no search ends 1e15 of them).
@@ -411,6 +454,7 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
     return model.start_decoding(inputs);
   }();
   if (options.alignment) state->probe = options.alignment_probe;
+  const StepColumns columns(model, *state, output_columns, device);
 
   // Indexed by row (the sentences still in the batch, in order).
   std::vector<SentenceBeams> beams(batch);
@@ -434,9 +478,9 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < K; ++k) last_ids[r * K + k] = beams[r].alive[k].ids.back();
     const auto last = torch::tensor(last_ids, torch::kLong).to(device);
-    auto logits = [&] {  // [rows * K, vocab]; [rows, vocab] first
+    auto logits = [&] {  // [rows * K, columns]; [rows, columns] first
       RECORD_USER_SCOPE("t2t::decode_step");
-      return model.decode_step(*state, last);
+      return columns.select(model.decode_step(*state, last));
     }();
     if (stats) {
       ++stats->steps;
@@ -452,13 +496,14 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
           const Beam& a = beams[r].alive[k];
           if (!std::isfinite(a.value)) continue;
           edit_row(row_edits, i == 0 ? r : r * K + k, i, a.ids, g,
-                   g.constraints.empty() ? nullptr : &a.constraints, options);
+                   g.constraints.empty() ? nullptr : &a.constraints, options, columns);
         }
       }
       row_edits.apply(logits, options.repetition_penalty);
     }
     const auto probed = step_attention(*state);
-    const ExtraCandidates extra = constraint_candidates(logits, beams, set.sentence, guides, i, K);
+    const ExtraCandidates extra =
+        constraint_candidates(logits, beams, set.sentence, guides, i, K, columns);
     // Beams other than the first are dead at the first step: what they
     // would have read does not matter, as long as it is finite.
     if (i == 0) logits = logits.unsqueeze(1).expand({rows, K, V}).reshape({rows * K, V});
@@ -485,7 +530,7 @@ std::vector<std::vector<Hypothesis>> beam(T2TModel& model, const torch::Tensor& 
       for (int64_t j = 0; j < count; ++j)
         cands.push_back({static_cast<float>(c[j]), static_cast<float>(c[count + j]),
                          static_cast<int64_t>(c[2 * count + j]),
-                         static_cast<int64_t>(c[3 * count + j])});
+                         columns.set.id(static_cast<int64_t>(c[3 * count + j]))});
       SentenceBeams& b = beams[r];
       const TargetGuide& guide = guide_of(guides, set.sentence[r]);
       const bool constrained = !guide.constraints.empty();
@@ -642,7 +687,8 @@ double length_penalty(int64_t length, double alpha) {
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
                                                  const SearchOptions& options, SearchStats* stats,
                                                  const std::vector<int64_t>& sample_keys,
-                                                 const std::vector<TargetGuide>& guides) {
+                                                 const std::vector<TargetGuide>& guides,
+                                                 const OutputColumns& columns) {
   check_search_options(options);
   if (!sample_keys.empty() && static_cast<int64_t>(sample_keys.size()) != inputs.size(0))
     throw Error("beam_search: one sample key per input row is needed");
@@ -660,8 +706,9 @@ std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::T
     }
   }
   torch::NoGradGuard no_grad;
-  return options.beam_size == 1 ? greedy(model, inputs, options, stats, sample_keys, guides)
-                                : beam(model, inputs, options, stats, guides);
+  return options.beam_size == 1
+             ? greedy(model, inputs, options, stats, sample_keys, guides, columns)
+             : beam(model, inputs, options, stats, guides, columns);
 }
 
 }  // namespace t2t

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "t2t/search/output_columns.h"
 #include "t2t/search/search_options.h"
 #include "t2t/search/target_guide.h"
 
@@ -55,11 +56,15 @@ double length_penalty(int64_t length, double alpha);
 // first. The model must be in eval() mode. `stats` may be null. When
 // sampling, row b draws under key sample_keys[b] (empty: b). Row b's output
 // follows guides[b] (empty: no guide for any row); check_target_guide()
-// refuses a guide the options cannot honour.
+// refuses a guide the options cannot honour. With `columns` (a lexical
+// shortlist's, lexical_shortlist.h) the search chooses among those target
+// ids only, each normalised over them; the columns must hold every id a
+// guide asks for.
 std::vector<std::vector<Hypothesis>> beam_search(T2TModel& model, const torch::Tensor& inputs,
                                                  const SearchOptions& options,
                                                  SearchStats* stats = nullptr,
                                                  const std::vector<int64_t>& sample_keys = {},
-                                                 const std::vector<TargetGuide>& guides = {});
+                                                 const std::vector<TargetGuide>& guides = {},
+                                                 const OutputColumns& columns = OutputColumns());
 
 }  // namespace t2t

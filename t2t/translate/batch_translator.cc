@@ -260,6 +260,30 @@ DecodeCounts& DecodeCounts::operator+=(const DecodeCounts& other) {
   return *this;
 }
 
+OutputColumns BatchTranslator::output_columns(const std::vector<std::vector<int64_t>>& sources,
+                                              const std::vector<int64_t>& rows,
+                                              const std::vector<TargetGuide>& guides) const {
+  if (!shortlist_) return OutputColumns();
+  std::vector<const std::vector<int64_t>*> batch_sources;
+  for (int64_t row : rows) batch_sources.push_back(&sources[row]);
+  std::vector<int64_t> wished;  // what the guides ask for must be in reach
+  for (const auto& g : guides) {
+    wished.insert(wished.end(), g.prefix.begin(), g.prefix.end());
+    for (const auto& phrase : g.constraints) wished.insert(wished.end(), phrase.begin(), phrase.end());
+  }
+  return shortlist_->columns(batch_sources, wished, shortlist_limits_);
+}
+
+void BatchTranslator::set_shortlist(std::shared_ptr<const LexicalShortlist> shortlist,
+                                    ShortlistLimits limits) {
+  if (shortlist && shortlist->target_vocab_size() != target_encoder_->vocab_size())
+    throw Error("the shortlist is for a target vocabulary of " +
+                std::to_string(shortlist->target_vocab_size()) + " ids, this model's has " +
+                std::to_string(target_encoder_->vocab_size()));
+  shortlist_ = std::move(shortlist);
+  shortlist_limits_ = limits;
+}
+
 DecodeCounts BatchTranslator::counts() const {
   std::lock_guard<std::mutex> lock(counts_mutex_);
   return counts_;
@@ -278,8 +302,8 @@ std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::ve
   std::vector<TargetGuide> batch_guides;
   if (!guides.empty())
     for (int64_t row : rows) batch_guides.push_back(guides[row]);
-  const auto results =
-      beam_search(*model_, batch.to(device_), search, &stats, keys, batch_guides);
+  const auto results = beam_search(*model_, batch.to(device_), search, &stats, keys, batch_guides,
+                                   output_columns(sources, rows, batch_guides));
   std::vector<Translation> out(rows.size());
   DecodeCounts done;
   for (size_t r = 0; r < rows.size(); ++r) {

@@ -19,6 +19,7 @@
 #include "t2t/core/stopwatch.h"
 #include "t2t/data/problem.h"
 #include "t2t/search/beam_search.h"
+#include "t2t/search/lexical_shortlist.h"
 #include "t2t/translate/decode_options.h"
 #include "t2t/translate/translation.h"
 
@@ -124,6 +125,16 @@ class BatchTranslator {
   // a text become spaces.
   std::string format(const Translation& translation) const;
 
+  // Each batch from now on computes the logits of the target ids
+  // `shortlist` gives its sources (with `limits`), and of the ids its
+  // guides ask for; null: every id. Not while batches are being decoded.
+  void set_shortlist(std::shared_ptr<const LexicalShortlist> shortlist, ShortlistLimits limits);
+  // The target ids a batch of sources[rows] with `guides` (one per row, or
+  // none) decodes over: whole() without a shortlist.
+  OutputColumns output_columns(const std::vector<std::vector<int64_t>>& sources,
+                               const std::vector<int64_t>& rows,
+                               const std::vector<TargetGuide>& guides = {}) const;
+
   const DecodeOptions& options() const { return options_; }
   void set_log_results(bool on) { options_.log_results = on; }
   DecodeCounts counts() const;
@@ -132,6 +143,8 @@ class BatchTranslator {
 
  private:
   std::shared_ptr<T2TModel> model_;
+  std::shared_ptr<const LexicalShortlist> shortlist_;
+  ShortlistLimits shortlist_limits_;
   // Hypothesis h of `source` as word alignments (word_alignment.h).
   WordAlignment align(const std::vector<int64_t>& source, const Hypothesis& h,
                       const std::string& text, double threshold) const;

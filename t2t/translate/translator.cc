@@ -110,9 +110,15 @@ Translator::~Translator() {
 std::shared_ptr<const LoadedModel> Translator::ready(LoadedModel loaded) const {
   prepare_model(*loaded.model, options_.quantize, options_.cuda_graphs);
   if (loaded.encoders.inputs && loaded.encoders.targets)
+  {
     loaded.batch_translator = std::make_shared<BatchTranslator>(loaded.model, loaded.encoders.inputs,
                                                loaded.encoders.targets, options_.decoding,
                                                device_);
+    loaded.batch_translator->set_shortlist(
+        load_shortlist(options_.shortlist, options_.output_dir, *loaded.encoders.inputs,
+                       *loaded.encoders.targets),
+        options_.shortlist.limits);
+  }
   return std::make_shared<const LoadedModel>(std::move(loaded));
 }
 

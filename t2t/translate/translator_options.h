@@ -10,6 +10,7 @@
 #include "t2t/core/hparams.h"
 #include "t2t/translate/batch_queue.h"
 #include "t2t/translate/decode_options.h"
+#include "t2t/translate/shortlist_file.h"
 
 namespace t2t {
 
@@ -54,6 +55,9 @@ struct TranslatorOptions {
   // A glossary file (glossary.h): the target term of each source term found
   // in a sentence must appear in its translation. "": none.
   std::string glossary;
+  // A lexical shortlist: each batch's output layer over the target ids its
+  // sources make likely (shortlist_file.h).
+  ShortlistOptions shortlist;
   // Models decoded together with the main one, their log-probabilities
   // averaged each step with these weights and main_weight.
   std::vector<EnsembleMember> ensemble;

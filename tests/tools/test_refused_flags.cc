@@ -58,6 +58,7 @@ TEST_CASE("each refused flag of each binary is an error that says why", "[refuse
       {"t2t-datagen", {}},
       {"t2t-translate-all", {}},
       {"t2t-import", {"tmp_dir", "random_seed", "device"}},
+      {"t2t-shortlist", {"tmp_dir", "random_seed", "threads"}},
   };
   for (const auto& [tool, must] : expected) {
     const HelpRefusals help = refusals_in_help(tool);
@@ -95,7 +96,7 @@ TEST_CASE("the flags a command reads stay", "[refused]") {
 
 TEST_CASE("a flag given twice is refused by every binary with both values named", "[refused]") {
   for (const char* binary : {"t2t-datagen", "t2t-trainer", "t2t-decoder", "t2t-serve", "t2t-bleu",
-                             "t2t-avg-all", "t2t-translate-all"}) {
+                             "t2t-avg-all", "t2t-translate-all", "t2t-shortlist"}) {
     const auto r = run_command(std::string("./") + binary + " --log_level=info --log_level=error");
     INFO(binary << ": " << r.output);
     CHECK(r.exit_code == 2);
