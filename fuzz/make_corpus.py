@@ -118,6 +118,13 @@ def main():
           fixture("t2t_run_shared", "data", "vocab.translate_enzh_shared_fixture.512.subwords"))
     write("subword_vocab", "small", "'<pad>'\n'<EOS>'\n'a_'\n'b'\n'\\\\u_'\n'\\\\92;'\n")
 
+    # The first byte: bit 0 Marian's format, bit 1 tokens named <id_N>.
+    write("shortlist", "vmap", b"\x00" + "\tt5 t6 t7\ns3\tt10 t11 t12\ns3 s4\tt20 t21\n"
+          "s9\t\n".encode())
+    write("shortlist", "vmap_ids", b"\x02" + b"\t<id_5> <id_6>\n<id_3>\t<id_10> <id_11>\n")
+    write("shortlist", "marian", b"\x09" + b"t10 s3 0.2\nt11 s3 0.7\nNULL s4 0.5\n"
+          b"t14 s4 4e-1\n")
+
     write("sgm", "newstest", (
         '<srcset setid="newstest2021" srclang="en">\n<doc sysid="ref" docid="1">\n'
         '<p>\n<seg id="1">Hello &amp; welcome.</seg>\n<seg id="2"> Two </seg>\n</p>\n'
