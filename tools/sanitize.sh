@@ -43,11 +43,17 @@ supp="$root/tools/sanitizers"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+# history_size: the longest access history, so that the other side of a
+# report keeps its stack (and OpenMP's frames, which tsan.supp drops).
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=7:suppressions=$supp/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 
 args=("$@")
 if [ "$kind" = thread ] && [ ${#args[@]} -eq 0 ]; then
-  args=(-R "serve|batch queue|prefetch|reader|worker|distributed|torchrun|gloo|concurrent|threads")
+  # The tests' names (ctest takes Catch's): the server, the batch queue,
+  # batches side by side, the readers, the workers and launchers, signals.
+  args=(-R "serve|queue|batch is due|lone sentence|sentences arriving|arrivals pause|oldest \
+sentence|share a batch|empty sources|answered only when|cancelling|side by side|for_each_batch|\
+several threads|prefetch|reader|worker|distributed|torchrun|gloo|concurrent|threads|SIGTERM|SIGINT")
 fi
 cd "$build"
 # Instrumented code runs several times slower: a longer limit per test.

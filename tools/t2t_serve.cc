@@ -28,6 +28,11 @@ void add_server_flags(cxxopts::Options& options) {
        value<std::string>()->default_value("127.0.0.1"))
       ("port", "TCP port; 0 picks a free one (the log names it).",
        value<int>()->default_value("8080"))
+      ("warm_up", "Before /ready answers 200, decode synthetic batches of every size the "
+       "server forms, so that the first requests do not pay for what a fresh process makes "
+       "on first use (memory, kernels per row count). false: ready as soon as the model is "
+       "loaded.",
+       value<bool>()->default_value("true"))
       ("max_batch_size", "Most sentences decoded in one batch. Sentences of concurrent requests "
        "that share search options are batched together, closest in length first.",
        value<int64_t>()->default_value("32"))
@@ -208,7 +213,7 @@ int serve(const cxxopts::ParseResult& flags) {
   options.checkpoint = flags["checkpoint_path"].as<std::string>();
   options.device = flags["device"].as<std::string>();
   options.cuda_graphs = flags.count("cuda_graphs") > 0;
-  options.warm_up = true;
+  options.warm_up = flags["warm_up"].as<bool>();
   // Loaded by serve() once it listens: /health answers meanwhile.
   auto translator = t2t::cli::make_translator(flags, std::move(options), t2t::Translator::Load::kLater);
   const t2t::TranslatorOptions& made = translator->options();

@@ -13,7 +13,11 @@
 // vector units. A file using it is compiled with -fno-trapping-math
 // (CMakeLists.txt): without it GCC keeps exp_nonpositive's selects as
 // branches in the AVX2 clone, and the loop scalar.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: the loader runs a clone's resolver while it
+// relocates libt2t.so, before the sanitizer's runtime has started, and the
+// instrumented resolver crashes there (the build is then plain x86-64).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define T2T_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define T2T_VECTOR_CLONES

@@ -154,6 +154,9 @@ TEST_CASE("t2t-serve translates as t2t-decoder does, and reports health, readine
   CHECK(server.stop() == 0);
   const std::string log = server.log();
   CHECK_THAT(log, Catch::Contains("ready: ") && Catch::Contains("stopped after"));
+#if !defined(__SANITIZE_THREAD__)  // serve_process.h: no warm-up there
+  CHECK_THAT(log, Catch::Contains("warmed up on synthetic batches"));
+#endif
   // Without --log_requests no text reaches the log.
   CHECK_THAT(log, !Catch::Contains(lines[0]));
 }
@@ -172,6 +175,21 @@ TEST_CASE("t2t-serve --quantize=int8 translates as t2t-decoder --quantize=int8 d
   REQUIRE(status == 200);
   CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
   CHECK_THAT(server.log(), Catch::Contains("int8 weights"));
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("t2t-serve --warm_up=false is ready once the model is loaded", "[serve][e2e]") {
+  const auto& t = trained();
+  TempDir dir("serve_cold");
+  const auto lines = dev_lines(4);
+  const auto reference = decoder_reference(t, lines, dir);
+  ServeProcess server(server_flags(t, "--warm_up=false"), dir / "serve.log");
+  INFO(server.log());
+  REQUIRE(server.ok());
+  auto [status, answer] = post(server.port(), "/v1/translate", texts_body(lines));
+  REQUIRE(status == 200);
+  CHECK(answer["translations"].get<std::vector<std::string>>() == reference);
+  CHECK_THAT(server.log(), !Catch::Contains("warmed up"));
   CHECK(server.stop() == 0);
 }
 

@@ -14,14 +14,27 @@
 
 namespace t2t::test {
 
+// Under ThreadSanitizer everything runs many times slower, OpenMP's
+// spinning threads most: a server gets longer to start, and starts without
+// its warm-up (hundreds of decoding steps, minutes there).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr double kServeSlowdown = 10;
+inline constexpr const char* kServeSanitizerFlags = " --warm_up=false";
+#else
+inline constexpr double kServeSlowdown = 1;
+inline constexpr const char* kServeSanitizerFlags = "";
+#endif
+
 class ServeProcess {
  public:
   // Runs "./t2t-serve <args> --port=0" from the build directory, waits for
   // its "listening on" line and, unless `wait_ready` is false, for GET
   // /ready to answer 200. ok() tells whether it got there; log() says why not.
   ServeProcess(const std::string& args, const std::string& log_path, bool wait_ready = true,
-               double timeout_s = 120)
-      : process_("./t2t-serve " + args + " --port=0", log_path) {
+               double timeout_s = 120 * kServeSlowdown)
+      : process_("./t2t-serve " + args + " --port=0" +
+                     (args.find("--warm_up") == std::string::npos ? kServeSanitizerFlags : ""),
+                 log_path) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
