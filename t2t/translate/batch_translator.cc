@@ -257,6 +257,8 @@ DecodeCounts& DecodeCounts::operator+=(const DecodeCounts& other) {
   input_tokens += other.input_tokens;
   output_tokens += other.output_tokens;
   search_row_steps += other.search_row_steps;
+  shortlist_batches += other.shortlist_batches;
+  shortlist_columns += other.shortlist_columns;
   return *this;
 }
 
@@ -302,8 +304,9 @@ std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::ve
   std::vector<TargetGuide> batch_guides;
   if (!guides.empty())
     for (int64_t row : rows) batch_guides.push_back(guides[row]);
-  const auto results = beam_search(*model_, batch.to(device_), search, &stats, keys, batch_guides,
-                                   output_columns(sources, rows, batch_guides));
+  const OutputColumns columns = output_columns(sources, rows, batch_guides);
+  const auto results =
+      beam_search(*model_, batch.to(device_), search, &stats, keys, batch_guides, columns);
   std::vector<Translation> out(rows.size());
   DecodeCounts done;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -323,6 +326,10 @@ std::vector<Translation> BatchTranslator::decode_batch(const std::vector<std::ve
   }
   done.sentences = static_cast<int64_t>(rows.size());
   done.search_row_steps = stats.row_steps;
+  if (shortlist_) {
+    done.shortlist_batches = 1;
+    done.shortlist_columns = columns.whole() ? target_encoder_->vocab_size() : columns.size();
+  }
   if (counts) *counts += done;
   return out;
 }

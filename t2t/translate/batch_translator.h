@@ -36,6 +36,10 @@ struct DecodeCounts {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;  // of the best hypotheses, EOS included
   int64_t search_row_steps = 0;
+  // With a shortlist: batches decoded and the target ids their steps
+  // computed, summed over batches.
+  int64_t shortlist_batches = 0;
+  int64_t shortlist_columns = 0;
 
   DecodeCounts& operator+=(const DecodeCounts& other);
 };

@@ -51,6 +51,10 @@ void log_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t
                "(beam {}, batch {})",
                sentences, secs, sentences / secs, c.output_tokens / secs,
                decoder.options().search.beam_size, decoder.options().batch_size);
+  if (c.shortlist_batches > 0)
+    spdlog::info("shortlist: {:.0f} of {} target ids per batch on average",
+                 static_cast<double>(c.shortlist_columns) / c.shortlist_batches,
+                 decoder.target_encoder().vocab_size());
   if (c.empty > 0) spdlog::info("{} empty inputs answered with empty lines", c.empty);
   if (c.invalid_utf8 > 0)
     spdlog::warn("{} inputs held invalid UTF-8, replaced by U+FFFD before decoding", c.invalid_utf8);

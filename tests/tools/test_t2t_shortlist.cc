@@ -71,7 +71,8 @@ TEST_CASE("t2t-shortlist counts the shards and t2t-decoder decodes with the shor
   const auto plain = decode(t, dir, "");
   std::string log;
   const auto narrow = decode(t, dir, "--shortlist=" + vmap + " --shortlist_best=2", &log);
-  CHECK_THAT(log, Catch::Contains("shortlist " + vmap));
+  CHECK_THAT(log, Catch::Contains("shortlist " + vmap) &&
+                      Catch::Contains("target ids per batch on average"));
   REQUIRE(narrow.size() == plain.size());
   CHECK(narrow[3].empty());
   // A shortlist allowing every target always is no restriction at all.
