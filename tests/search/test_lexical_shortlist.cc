@@ -164,7 +164,7 @@ TEST_CASE("a vmap round trips by vocabulary strings and by <id_N>", "[shortlist]
   }
 }
 
-TEST_CASE("a vmap's faults name the file and line; unknown tokens are counted and skipped",
+TEST_CASE("a vmap's faults name the file and line, and unknown tokens are counted and skipped",
           "[shortlist]") {
   const t2t::test::TempDir dir("shortlist_bad");
   const ShortlistTokens src(names(20, "s")), tgt(names(30, "t"));
