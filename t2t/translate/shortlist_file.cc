@@ -25,21 +25,34 @@ std::string first_line(const std::string& path) {
   return "";
 }
 
-// The first token of a file: after a line's optional leading tab (a vmap's
+// A line's first token: after its optional leading tab (a vmap's
 // always-allowed line), up to whitespace.
-std::string first_token(const std::string& path) {
-  const std::string line = first_line(path);
+std::string first_token(const std::string& line) {
   const size_t start = line.find_first_not_of(" \t\r");
   if (start == std::string::npos) return "";
   const size_t end = line.find_first_of(" \t\r", start);
   return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
-ShortlistTokens tokens_for(const std::string& path, const TextEncoder& encoder) {
+// Tokens named "<id_N>" when the file's first token is one that the
+// vocabulary has not as a string of its own.
+ShortlistTokens tokens_for(const std::string& first, const TextEncoder& encoder) {
   ShortlistTokens own = vocabulary_tokens(encoder);
   const ShortlistTokens ids = ShortlistTokens::ids(encoder.vocab_size());
-  const std::string first = first_token(path);
   return ids.id(first) >= 0 && own.id(first) < 0 ? ids : own;
+}
+
+ShortlistFormat format_of_line(const std::string& line, const std::string& path) {
+  if (line.find('\t') != std::string::npos) return ShortlistFormat::kVmap;
+  std::istringstream fields(line);
+  std::string target, source, probability, more;
+  if (fields >> target >> source >> probability && !(fields >> more)) {
+    char* end = nullptr;
+    std::strtod(probability.c_str(), &end);
+    if (end == probability.c_str() + probability.size()) return ShortlistFormat::kMarian;
+  }
+  throw Error(path + ": not a shortlist: its first line has no tab (a vmap's \"source<TAB>"
+              "targets\") and is not Marian's \"target source probability\"");
 }
 
 }  // namespace
@@ -51,17 +64,7 @@ ShortlistTokens vocabulary_tokens(const TextEncoder& encoder) {
 }
 
 ShortlistFormat detect_shortlist_format(const std::string& path) {
-  const std::string line = first_line(path);
-  if (line.find('\t') != std::string::npos) return ShortlistFormat::kVmap;
-  std::istringstream fields(line);
-  std::string target, source, probability, more;
-  if (fields >> target >> source >> probability && !(fields >> more)) {
-    char* end = nullptr;
-    std::strtod(probability.c_str(), &end);
-    if (end == probability.c_str() + probability.size()) return ShortlistFormat::kMarian;
-  }
-  throw Error(path + ": not a shortlist: its first line has no tab (a vmap's \"source<TAB>"
-              "targets\") and is not Marian's \"target source probability\"");
+  return format_of_line(first_line(path), path);
 }
 
 std::string shortlist_path(const std::string& file, const std::string& model_dir) {
@@ -92,8 +95,9 @@ std::shared_ptr<const LexicalShortlist> load_shortlist(const ShortlistOptions& o
   ShortlistReadReport report;
   std::shared_ptr<const LexicalShortlist> out;
   try {
+    const std::string line = first_line(path);
     ShortlistReadOptions read;
-    read.format = detect_shortlist_format(path);
+    read.format = format_of_line(line, path);
     read.marian_threshold = options.threshold;
     if (read.format == ShortlistFormat::kMarian && options.limits.frequent >= 0)
       read.marian_first = options.limits.frequent;
@@ -101,7 +105,8 @@ std::shared_ptr<const LexicalShortlist> load_shortlist(const ShortlistOptions& o
       throw OptionError("shortlist_threshold", "{shortlist_threshold} applies to Marian's "
                         "shortlists, whose entries have probabilities; " + path + " is a vmap");
     out = std::make_shared<const LexicalShortlist>(read_shortlist(
-        path, tokens_for(path, source), tokens_for(path, target), read, &report));
+        path, tokens_for(first_token(line), source), tokens_for(first_token(line), target), read,
+        &report));
   } catch (const OptionError&) {
     throw;
   } catch (const Error& e) {

@@ -114,12 +114,18 @@ std::shared_ptr<const LoadedModel> Translator::ready(LoadedModel loaded) const {
     loaded.batch_translator = std::make_shared<BatchTranslator>(loaded.model, loaded.encoders.inputs,
                                                loaded.encoders.targets, options_.decoding,
                                                device_);
-    loaded.batch_translator->set_shortlist(
-        load_shortlist(options_.shortlist, options_.output_dir, *loaded.encoders.inputs,
-                       *loaded.encoders.targets),
-        options_.shortlist.limits);
+    loaded.batch_translator->set_shortlist(shortlist(loaded.encoders), options_.shortlist.limits);
   }
   return std::make_shared<const LoadedModel>(std::move(loaded));
+}
+
+std::shared_ptr<const LexicalShortlist> Translator::shortlist(
+    const FeatureEncoders& encoders) const {
+  std::lock_guard<std::mutex> lock(shortlist_mutex_);
+  if (!shortlist_)
+    shortlist_ = load_shortlist(options_.shortlist, options_.output_dir, *encoders.inputs,
+                                *encoders.targets);
+  return *shortlist_;
 }
 
 LoadedModel Translator::load_ensemble(const std::string& checkpoint) const {

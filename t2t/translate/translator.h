@@ -29,6 +29,7 @@
 namespace t2t {
 
 class BatchTranslator;
+class LexicalShortlist;
 class T2TModel;
 
 // A checkpoint loaded and ready to translate, and where it came from.
@@ -148,6 +149,9 @@ class Translator {
                                              std::vector<TargetGuide> guides);
   // The main checkpoint with options_.ensemble's members, as one model.
   LoadedModel load_ensemble(const std::string& checkpoint) const;
+  // options_.shortlist's, read on the first call: it depends only on the
+  // vocabularies, which a checkpoint reload keeps.
+  std::shared_ptr<const LexicalShortlist> shortlist(const FeatureEncoders& encoders) const;
 
   TranslatorOptions options_;
   c10::Device device_;
@@ -156,6 +160,8 @@ class Translator {
   std::mutex reload_mutex_;
   mutable std::mutex current_mutex_;
   std::shared_ptr<const LoadedModel> current_;
+  mutable std::mutex shortlist_mutex_;
+  mutable std::optional<std::shared_ptr<const LexicalShortlist>> shortlist_;
 
   struct Queue;  // the queue and its workers, started on first submit()
   std::unique_ptr<Queue> queue_;

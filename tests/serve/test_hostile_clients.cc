@@ -34,6 +34,7 @@
 using nlohmann::json;
 using t2t::test::run_command;
 using t2t::test::SampleRun;
+using t2t::test::trained_sample_run;
 using t2t::test::ServeProcess;
 using t2t::test::TempDir;
 
@@ -58,12 +59,7 @@ const std::string kServerFlags =
     " --max_waiting_requests=64 --header_timeout=2 --body_timeout=2 --keep_alive_timeout=2 "
     "--write_timeout=5 --max_header_bytes=16384";
 
-const SampleRun& trained() {
-  static SampleRun run("hostile_run");
-  INFO(run.log);
-  REQUIRE(run.ok);
-  return run;
-}
+const SampleRun& trained() { return trained_sample_run("hostile_run"); }
 
 int64_t rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -29,6 +29,7 @@ using nlohmann::json;
 using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::SampleRun;
+using t2t::test::trained_sample_run;
 using t2t::test::ServeProcess;
 using t2t::test::TempDir;
 
@@ -37,12 +38,7 @@ namespace {
 // Short decodes: the 20-step model rarely ends a sentence by itself.
 const std::string kDecode = "--decode_hparams='beam_size=2,extra_length=5'";
 
-const SampleRun& trained() {
-  static SampleRun run("serve_e2e");
-  INFO(run.log);
-  REQUIRE(run.ok);
-  return run;
-}
+const SampleRun& trained() { return trained_sample_run("serve_e2e"); }
 
 std::vector<std::string> dev_lines(size_t n) {
   auto lines = read_lines(t2t::test::source_dir() + "/data/sample/dev.en");

@@ -16,17 +16,13 @@
 using nlohmann::json;
 using t2t::test::run_command;
 using t2t::test::SampleRun;
+using t2t::test::trained_sample_run;
 using t2t::test::ServeProcess;
 using t2t::test::TempDir;
 
 namespace {
 
-const SampleRun& trained() {
-  static SampleRun run("web_page_model");
-  INFO(run.log);
-  REQUIRE(run.ok);
-  return run;
-}
+const SampleRun& trained() { return trained_sample_run("web_page_model"); }
 
 std::string chromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {

@@ -3,6 +3,10 @@
 // t2t-serve): about a second of datagen and 20 training steps.
 #pragma once
 
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
 #include <string>
 
 #include "tests/support/test_util.h"
@@ -46,5 +50,16 @@ struct SampleRun {
     return "./t2t-decoder " + model_flags() + " " + extra;
   }
 };
+
+// The run called `tag`, trained on first use and shared by every case that
+// names it; a case fails with the training's log when it did not train.
+inline const SampleRun& trained_sample_run(const std::string& tag) {
+  static std::map<std::string, std::unique_ptr<SampleRun>> runs;
+  std::unique_ptr<SampleRun>& run = runs[tag];
+  if (!run) run = std::make_unique<SampleRun>(tag);
+  INFO(run->log);
+  REQUIRE(run->ok);
+  return *run;
+}
 
 }  // namespace t2t::test

@@ -15,16 +15,12 @@
 using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::SampleRun;
+using t2t::test::trained_sample_run;
 using t2t::test::TempDir;
 
 namespace {
 
-const SampleRun& trained() {
-  static SampleRun run("shortlist_e2e");
-  INFO(run.log);
-  REQUIRE(run.ok);
-  return run;
-}
+const SampleRun& trained() { return trained_sample_run("shortlist_e2e"); }
 
 std::string shortlist_tool(const SampleRun& t, const std::string& extra) {
   return "./t2t-shortlist --problem=translate_enzh_sample --data_dir=" + t.data + " " + extra;

@@ -18,16 +18,12 @@ namespace fs = std::filesystem;
 using t2t::test::read_lines;
 using t2t::test::run_command;
 using t2t::test::SampleRun;
+using t2t::test::trained_sample_run;
 using t2t::test::TempDir;
 
 namespace {
 
-const SampleRun& trained() {
-  static SampleRun run("guided_e2e");
-  INFO(run.log);
-  REQUIRE(run.ok);
-  return run;
-}
+const SampleRun& trained() { return trained_sample_run("guided_e2e"); }
 
 const std::string kDecode = "--decode_hparams='beam_size=4,extra_length=20' --threads=2";
 
