@@ -224,9 +224,12 @@ TEST_CASE("across two hosts under --max_restarts, a worker killed with -9: the g
           "[distributed][two_hosts][faults][e2e]") {
   Setup s("fault_restart");
   T2T_NEED_TWO_HOSTS(s);
+  // The restarted worker must start and join within the collective
+  // timeout: seconds here, a minute or more under ThreadSanitizer.
+  const int slow = static_cast<int>(t2t::test::kSanitizerSlowdown);
   const auto trainer = [&](const std::string& out) {
-    return t2t::test::tiny_trainer_flags(s.data, out) +
-           " --collective_timeout=60 --save_checkpoints_steps=20 --train_steps=60";
+    return t2t::test::tiny_trainer_flags(s.data, out) + " --collective_timeout=" +
+           std::to_string(60 * slow) + " --save_checkpoints_steps=20 --train_steps=60";
   };
   const auto agent = [&](int host, int port, const std::string& out) {
     return c10d_agent(s.hosts, host, port,
@@ -238,7 +241,7 @@ TEST_CASE("across two hosts under --max_restarts, a worker killed with -9: the g
   {
     BackgroundProcess h0(agent(0, 29551, straight), s.dir / "s0.log");
     BackgroundProcess h1(agent(1, 29551, straight), s.dir / "s1.log");
-    const int status0 = h0.wait_exit(120), status1 = h1.wait_exit(120);
+    const int status0 = h0.wait_exit(120 * slow), status1 = h1.wait_exit(120 * slow);
     INFO("host 0:\n" << h0.log() << "\nhost 1:\n" << h1.log());
     REQUIRE(status0 == 0);
     REQUIRE(status1 == 0);
@@ -246,14 +249,14 @@ TEST_CASE("across two hosts under --max_restarts, a worker killed with -9: the g
   const std::string killed = s.dir / "killed";
   BackgroundProcess h0(agent(0, 29553, killed), s.dir / "k0.log");
   BackgroundProcess h1(agent(1, 29553, killed), s.dir / "k1.log");
-  REQUIRE(h0.wait_for("\\] step 30: loss", 120));
+  REQUIRE(h0.wait_for("\\] step 30: loss", 120 * slow));
   const std::vector<int> workers = t2t::child_processes(static_cast<int>(h1.pid()));
   REQUIRE(workers.size() == 1);
   const auto kill_time = Clock::now();
   ::kill(workers[0], SIGKILL);
-  const bool restarted = h0.wait_for("resuming from", 120);
+  const bool restarted = h0.wait_for("resuming from", 120 * slow);
   const double to_restart = since(kill_time);
-  const int status0 = h0.wait_exit(180), status1 = h1.wait_exit(180);
+  const int status0 = h0.wait_exit(180 * slow), status1 = h1.wait_exit(180 * slow);
   INFO("host 0:\n" << h0.log() << "\nhost 1:\n" << h1.log());
   CHECK(restarted);
   CHECK(status0 == 0);

@@ -11,17 +11,16 @@
 #include <thread>
 
 #include "tests/support/background_process.h"
+#include "tests/support/test_util.h"
 
 namespace t2t::test {
 
-// Under ThreadSanitizer everything runs many times slower, OpenMP's
-// spinning threads most: a server gets longer to start, and starts without
-// its warm-up (hundreds of decoding steps, minutes there).
+// Under ThreadSanitizer a server starts without its warm-up (hundreds of
+// decoding steps, minutes there), and gets longer to start
+// (kSanitizerSlowdown).
 #if defined(__SANITIZE_THREAD__)
-inline constexpr double kServeSlowdown = 10;
 inline constexpr const char* kServeSanitizerFlags = " --warm_up=false";
 #else
-inline constexpr double kServeSlowdown = 1;
 inline constexpr const char* kServeSanitizerFlags = "";
 #endif
 
@@ -31,7 +30,7 @@ class ServeProcess {
   // its "listening on" line and, unless `wait_ready` is false, for GET
   // /ready to answer 200. ok() tells whether it got there; log() says why not.
   ServeProcess(const std::string& args, const std::string& log_path, bool wait_ready = true,
-               double timeout_s = 120 * kServeSlowdown)
+               double timeout_s = 120 * kSanitizerSlowdown)
       : process_("./t2t-serve " + args + " --port=0" +
                      (args.find("--warm_up") == std::string::npos ? kServeSanitizerFlags : ""),
                  log_path) {

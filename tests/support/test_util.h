@@ -33,6 +33,15 @@
 
 namespace t2t::test {
 
+// Under ThreadSanitizer everything runs many times slower, OpenMP's
+// spinning threads and process start-up most: tests that wait on other
+// processes scale their limits by this.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr double kSanitizerSlowdown = 10;
+#else
+inline constexpr double kSanitizerSlowdown = 1;
+#endif
+
 // Where the binaries under test are: $T2T_TEST_BIN_DIR, else the build
 // directory this test binary was built in. An installed tree's launcher
 // (cmake/T2TInstall.cmake) points it at the tree's bin/.
