@@ -98,11 +98,6 @@ Candidates top_candidates_cpu(const at::Tensor& logits_in, const at::Tensor& ali
           for (int64_t v = 0; v < vocab && top.size < count; ++v) top.offer(kNegInf, offset + v);
           continue;
         }
-        // No candidate of a hypothesis beats its own log-probability (the
-        // log_softmax of its ids is <= 0, in floats too): once the list is
-        // full with values at least that, its row is not read at all. Beams
-        // come best first, so it is the later ones that are skipped.
-        if (top.size == count && !(base > top.threshold())) continue;
         const float* row = x + (r * beams + k) * vocab;
         const float best = block_maxima(row, vocab, block_max.data());
         const float total = exp_sum(row, vocab, best);

@@ -488,35 +488,6 @@ TEST_CASE("the fused CPU candidate selection equals log_softmax + topk", "[decod
   }
 }
 
-TEST_CASE("the fused CPU candidate selection skips beams that cannot enter, with the same result",
-          "[decode]") {
-  // Peaked rows and beams far apart: the list fills from the first beams,
-  // and the last ones' log-probabilities are already below its last value.
-  torch::manual_seed(22);
-  const int64_t rows = 3, beams = 4, vocab = 700, count = 8;
-  const auto logits = torch::randn({rows * beams, vocab}) * 6;
-  const auto alive = torch::tensor({0.0f, -0.5f, -30.0f, -60.0f, -1.0f, -1.2f, -1.3f, -45.0f,
-                                    -2.0f, -40.0f, -41.0f, -42.0f})
-                         .view({rows, beams});
-  const auto got = t2t::top_candidates(logits, alive, count, 1.3);
-  const auto want = t2t::top_candidates_aten(logits, alive, count, 1.3);
-  CHECK(torch::allclose(got.log_probs, want.log_probs, 1e-5, 1e-5));
-  CHECK(torch::allclose(got.scores, want.scores, 1e-5, 1e-5));
-  CHECK(torch::equal(got.beams, want.beams));
-  CHECK(torch::equal(got.ids, want.ids));
-  // The far beams gave nothing (they were skipped, or read for nothing).
-  CHECK(got.beams[0].max().item<int64_t>() < 2);
-  CHECK(got.beams[2].max().item<int64_t>() == 0);
-  // A beam whose log-probability equals the list's last value cannot
-  // displace it: one id certain (log_softmax 0) in every beam, one list
-  // entry per beam, and the earlier beam keeps the tie.
-  auto sure = torch::full({2, 5}, -1e4f);
-  sure.index_put_({torch::indexing::Slice(), 0}, 0.0f);
-  const auto tied = t2t::top_candidates(sure, torch::tensor({{-2.0f, -2.0f}}), 1, 1.0);
-  CHECK(tied.beams[0][0].item<int64_t>() == 0);
-  CHECK(tied.log_probs[0][0].item<float>() == -2.0f);
-}
-
 TEST_CASE("the fused CPU candidate selection keeps ties in beam and id order", "[decode]") {
   // Every logit equal: blocks of the vocabulary are skipped once the list is
   // full, and the earliest candidates must be the ones kept.
