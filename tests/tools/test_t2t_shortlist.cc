@@ -1,15 +1,19 @@
 // t2t-shortlist end to end on the bundled sample: a shortlist counted from
 // the training shards, converted between vmap, Marian's format and <id_N>
-// names, and decoded with by t2t-decoder (--shortlist), with the errors a
-// user meets.
+// names, and decoded with by t2t-decoder (--shortlist) and t2t-serve, with
+// the errors a user meets.
 #include <catch2/catch.hpp>
+#include <httplib.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "t2t/core/file_util.h"
 #include "t2t/core/string_util.h"
 #include "tests/support/sample_run.h"
+#include "tests/support/serve_process.h"
 #include "tests/support/test_util.h"
 
 using t2t::test::read_lines;
@@ -142,4 +146,37 @@ TEST_CASE("t2t-shortlist and t2t-decoder --shortlist explain what is wrong", "[s
   r = run_command(t.decoder("--decode_from_file=/dev/null --shortlist=" + (dir / "bad.txt")));
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.output, Catch::Contains("not a shortlist"));
+}
+
+TEST_CASE("t2t-serve reads its shortlist once: a checkpoint reload keeps it",
+          "[shortlist][serve][e2e]") {
+  const auto& t = trained();
+  TempDir dir("shortlist_reload");
+  const std::string vmap = dir / "shortlist.vmap";
+  REQUIRE(run_command(shortlist_tool(t, "--output=" + vmap + " --best=8 --frequent=30"))
+              .exit_code == 0);
+  t2t::test::ServeProcess server(t.model_flags() + " --shortlist=" + vmap, dir / "serve.log");
+  INFO(server.log());
+  REQUIRE(server.ok());
+  // It depends on the vocabularies only, which a reload keeps: a reload
+  // that read it again would fail now.
+  std::filesystem::remove(vmap);
+  const auto more = run_command(t.trainer("--train_steps=30"));
+  INFO(more.output);
+  REQUIRE(more.exit_code == 0);
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_read_timeout(120, 0);
+  const auto reloaded = client.Post("/v1/reload", "{}", "application/json");
+  REQUIRE(reloaded);
+  CHECK(reloaded->status == 200);
+  CHECK(nlohmann::json::parse(reloaded->body).value("model_step", 0) == 30);
+  const auto translated =
+      client.Post("/v1/translate", R"({"text": ["I like music."]})", "application/json");
+  REQUIRE(translated);
+  CHECK(translated->status == 200);
+  CHECK(server.stop() == 0);
+  const std::string log = server.log();
+  const std::string read_line = "shortlist " + vmap + ":";
+  CHECK(log.find(read_line) != std::string::npos);
+  CHECK(log.find(read_line) == log.rfind(read_line));
 }
