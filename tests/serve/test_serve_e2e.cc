@@ -329,12 +329,12 @@ TEST_CASE("t2t-serve answers each kind of bad request with its status and what i
   for (int i = 0; i < 200 && metric(server.port(), "t2t_queue_sentences") < 3; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   auto full = client.Post("/v1/translate", texts_body({"d", "e"}).dump(), "application/json");
+  first.join();  // before any REQUIRE can leave this scope with the thread running
+  CHECK(first_status == 200);
   REQUIRE(full);
   CHECK(full->status == 503);
   CHECK(full->get_header_value("Retry-After") == "1");
   CHECK_THAT(full->body, Catch::Contains("--max_queue=4"));
-  first.join();
-  CHECK(first_status == 200);
   CHECK(server.stop() == 0);
 }
 
