@@ -104,9 +104,9 @@ std::shared_ptr<const LexicalShortlist> load_shortlist(const ShortlistOptions& o
     if (read.format == ShortlistFormat::kVmap && options.threshold != 0)
       throw OptionError("shortlist_threshold", "{shortlist_threshold} applies to Marian's "
                         "shortlists, whose entries have probabilities; " + path + " is a vmap");
+    const std::string first = first_token(line);
     out = std::make_shared<const LexicalShortlist>(read_shortlist(
-        path, tokens_for(first_token(line), source), tokens_for(first_token(line), target), read,
-        &report));
+        path, tokens_for(first, source), tokens_for(first, target), read, &report));
   } catch (const OptionError&) {
     throw;
   } catch (const Error& e) {
