@@ -113,6 +113,14 @@ def main():
         "shuffle_buffer: [[0, 128], [1, 4096]]\nbucketed: [[0, 0]]\nbatch_rng: \"\"\n"
         "batch_buffer: []\nbatch_buffer_rows: []\nnum_files: 2\nworker: 0\nnum_workers: 1\n"
         "training: true\n"))
+    write("reader_state", "mix", (
+        "epoch: 1\nfile_position: 0\nrecord_in_file: 0\nrng: \"12345 678\"\n"
+        "shuffle_buffer: [2, 5]\nbucketed: []\nnum_files: 3\nworker: 0\nnum_workers: 1\n"
+        "training: true\nmix:\n"
+        "  - {part: real, weight: 1, num_files: 2, epoch: 3, file_position: 1, record_in_file: 9, "
+        "taken: 120}\n"
+        "  - {part: bt, weight: 0.5, num_files: 1, epoch: 1, file_position: 0, record_in_file: 4, "
+        "taken: 60}\n"))
 
     write("subword_vocab", "fixture",
           fixture("t2t_run_shared", "data", "vocab.translate_enzh_shared_fixture.512.subwords"))
@@ -151,6 +159,10 @@ def main():
         "train: {source: train.en, target: train.zh}\ndev: {tsv: dev.tsv}\n"
         "vocab: {type: sentencepiece, size: 8000, model_type: unigram, separate: true}\n"
         "shards: {train: 10, dev: 1}\nmax_line_bytes: 4096\n"))
+    write("yaml_problem", "parts", (
+        "name: fuzz_mix\ntrain:\n  - {name: real, source: a.en, target: a.zh, shards: 2}\n"
+        "  - {name: bt, tsv: bt.tsv, weight: 0.5, tag: '<BT>'}\n"
+        "  - {name: more, tsv: m.tsv, epochs: 2}\nshards: {train: 3}\n"))
 
     write("translate_request", "texts", json.dumps({"texts": ["Hello world.", "你好"]}))
     write("translate_request", "options", json.dumps({

@@ -111,7 +111,7 @@ int64_t positive(const cxxopts::ParseResult& flags, const std::string& name, int
 t2t::LexicalShortlist count_shards(const t2t::Problem& problem, const std::string& data_dir,
                                    const t2t::FeatureEncoders& encoders,
                                    const t2t::ShortlistBuildOptions& build, int64_t max_pairs) {
-  const auto paths = problem.data_filepaths(data_dir, "train");
+  const auto paths = problem.training_filepaths(data_dir);
   std::vector<std::string> present;
   for (const auto& p : paths)
     if (std::filesystem::exists(p)) present.push_back(p);

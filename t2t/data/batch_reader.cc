@@ -12,6 +12,7 @@
 
 #include "t2t/core/error.h"
 #include "t2t/core/hparams.h"
+#include "t2t/data/example_mix.h"
 #include "t2t/data/example_source.h"
 #include "t2t/data/length_buckets.h"
 #include "t2t/data/reader_rng.h"
@@ -25,13 +26,15 @@ namespace t2t {
 
 class BatchReader::Producer {
  public:
-  Producer(const std::vector<std::string>& files, const BatchingScheme& scheme,
+  Producer(const std::vector<std::string>& files, const DataMix& mix, const BatchingScheme& scheme,
            const ReaderOptions& options, const ReaderState* resume)
       : files_(files),
         options_(options),
         shuffle_(options.training && options.shuffle_buffer > 1),
         batch_shuffle_(options.training && options.batch_shuffle > 1),
-        source_(files, scheme, options),
+        source_(mix.empty() ? std::unique_ptr<ExampleStream>(
+                                  std::make_unique<ExampleSource>(files, scheme, options))
+                            : std::make_unique<MixedExamples>(mix, scheme, options)),
         buffer_(options.shuffle_buffer),
         buckets_(scheme),
         batch_buffer_(options.batch_shuffle) {
@@ -66,9 +69,7 @@ class BatchReader::Producer {
 
   ReaderState snapshot() const {
     ReaderState s;
-    s.epoch = source_.epoch();
-    s.file_position = source_.file_position();
-    s.record_in_file = source_.record_in_file();
+    source_->save(&s);
     s.rng = buffer_.rng().save();
     s.num_files = static_cast<int64_t>(files_.size());
     s.worker = options_.worker;
@@ -102,8 +103,8 @@ class BatchReader::Producer {
   bool make_next(Batch* batch, std::vector<RecordAddress>* rows) {
     for (;;) {
       DecodedExample ex;
-      if (!source_.epoch_read()) {
-        if (!source_.next(&ex)) continue;
+      if (!source_->epoch_read()) {
+        if (!source_->next(&ex)) continue;
         if (shuffle_ && !buffer_.exchange(&ex)) continue;
         if (buckets_.add(std::move(ex), batch, rows)) return true;
         continue;
@@ -114,7 +115,7 @@ class BatchReader::Producer {
         continue;
       }
       if (options_.training) {
-        source_.next_epoch();
+        source_->next_epoch();
         continue;
       }
       // End of an evaluation pass: what is left goes out bucket by bucket.
@@ -123,12 +124,14 @@ class BatchReader::Producer {
   }
 
   void restore(const ReaderState& s) {
+    // The source first: a state of a mix, or not, says so before its file
+    // count differs.
+    source_->restore(s);
     s.check_belongs_to(static_cast<int64_t>(files_.size()), options_.worker, options_.num_workers,
                        options_.training);
     buffer_.rng() = ReaderRng::load(s.rng, "rng");
-    source_.seek(s.epoch, s.file_position, s.record_in_file);
-    buffer_.assign(source_.load(s.shuffle_buffer));
-    buckets_.restore(source_.load(s.bucketed));
+    buffer_.assign(source_->load(s.shuffle_buffer));
+    buckets_.restore(source_->load(s.bucketed));
     restore_batch_buffer(s);
   }
 
@@ -146,7 +149,7 @@ class BatchReader::Producer {
                   " batches for the batch shuffle, more than batch_shuffle_size=" +
                   std::to_string(room) + " allows; resume with the batch_shuffle_size it was "
                   "saved with");
-    std::vector<DecodedExample> examples = source_.load(s.batch_buffer);
+    std::vector<DecodedExample> examples = source_->load(s.batch_buffer);
     size_t next = 0;
     for (int64_t n : s.batch_buffer_rows) {
       std::vector<DecodedExample> rows(std::make_move_iterator(examples.begin() + next),
@@ -163,7 +166,7 @@ class BatchReader::Producer {
   const bool shuffle_;
   const bool batch_shuffle_;
 
-  ExampleSource source_;
+  std::unique_ptr<ExampleStream> source_;
   ShuffleBuffer<DecodedExample> buffer_;
   LengthBuckets buckets_;
   ShuffleBuffer<HeldBatch> batch_buffer_;
@@ -172,9 +175,30 @@ class BatchReader::Producer {
 // ---------------------------------------------------------------------------
 // The reader: a background thread running the producer into a bounded queue.
 
+namespace {
+
+std::vector<std::string> all_files(const DataMix& mix) {
+  std::vector<std::string> files;
+  for (const MixPart& p : mix) files.insert(files.end(), p.files.begin(), p.files.end());
+  return files;
+}
+
+}  // namespace
+
+BatchReader::BatchReader(DataMix mix, BatchingScheme scheme, ReaderOptions options,
+                         std::optional<ReaderState> resume)
+    : BatchReader({}, std::move(scheme), options, std::move(resume), std::move(mix)) {}
+
 BatchReader::BatchReader(std::vector<std::string> files, BatchingScheme scheme,
                          ReaderOptions options, std::optional<ReaderState> resume)
-    : files_(std::move(files)), scheme_(std::move(scheme)), options_(options) {
+    : BatchReader(std::move(files), std::move(scheme), options, std::move(resume), DataMix()) {}
+
+BatchReader::BatchReader(std::vector<std::string> files, BatchingScheme scheme,
+                         ReaderOptions options, std::optional<ReaderState> resume, DataMix mix)
+    : files_(mix.empty() ? std::move(files) : all_files(mix)),
+      mix_(std::move(mix)),
+      scheme_(std::move(scheme)),
+      options_(options) {
   if (files_.empty()) throw Error("BatchReader: no data files given");
   if (options_.num_workers < 1 || options_.worker < 0 || options_.worker >= options_.num_workers)
     throw Error("BatchReader: worker " + std::to_string(options_.worker) + " of " +
@@ -186,7 +210,8 @@ BatchReader::BatchReader(std::vector<std::string> files, BatchingScheme scheme,
   for (int64_t b : scheme_.batch_sizes)
     if (b < 1) throw Error("BatchReader: batch size " + std::to_string(b) + " in the scheme");
   if (options_.prefetch < 1) options_.prefetch = 1;
-  producer_ = std::make_unique<Producer>(files_, scheme_, options_, resume ? &*resume : nullptr);
+  producer_ =
+      std::make_unique<Producer>(files_, mix_, scheme_, options_, resume ? &*resume : nullptr);
   consumed_ = producer_->snapshot();
   thread_ = std::thread([this] { run(); });
 }

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "t2t/data/batching.h"
+#include "t2t/data/data_mix.h"
 #include "t2t/data/reader_state.h"
 
 namespace t2t {
@@ -83,6 +84,9 @@ class BatchReader {
   // fit; errors while reading come out of next().
   BatchReader(std::vector<std::string> files, BatchingScheme scheme, ReaderOptions options,
               std::optional<ReaderState> resume = std::nullopt);
+  // Training on a data mix (data_mix.h): its parts drawn by weight.
+  BatchReader(DataMix mix, BatchingScheme scheme, ReaderOptions options,
+              std::optional<ReaderState> resume = std::nullopt);
   // Stops the background thread and waits for it.
   ~BatchReader();
 
@@ -111,9 +115,12 @@ class BatchReader {
   };
   class Producer;
 
+  BatchReader(std::vector<std::string> files, BatchingScheme scheme, ReaderOptions options,
+              std::optional<ReaderState> resume, DataMix mix);
   void run();
 
-  std::vector<std::string> files_;
+  std::vector<std::string> files_;  // a mix's, part after part
+  DataMix mix_;                     // empty: one split
   BatchingScheme scheme_;
   ReaderOptions options_;
   std::unique_ptr<Producer> producer_;

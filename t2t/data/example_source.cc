@@ -73,6 +73,20 @@ void ExampleSource::seek(int64_t epoch, int64_t file_position, int64_t record_in
   fresh_epoch_ = file_position_ == 0 && record_in_file_ == 0;
 }
 
+void ExampleSource::save(ReaderState* state) const {
+  state->epoch = epoch_;
+  state->file_position = file_position_;
+  state->record_in_file = record_in_file_;
+}
+
+void ExampleSource::restore(const ReaderState& state) {
+  if (!state.mix.empty())
+    throw Error("reader state does not fit this reader: it was saved reading a training mix of " +
+                std::to_string(state.mix.size()) + " parts, this reader reads one split; resume "
+                "with the problem it was saved with, or train into a new output_dir");
+  seek(state.epoch, state.file_position, state.record_in_file);
+}
+
 bool ExampleSource::epoch_read() const {
   return file_position_ >= static_cast<int64_t>(order_.size());
 }

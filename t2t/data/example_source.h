@@ -32,26 +32,44 @@ struct DecodedExample {
   std::vector<int64_t> alignment;
 };
 
-class ExampleSource {
+// What the batch reader draws examples from: one ExampleSource, or a mix of
+// them (example_mix.h).
+class ExampleStream {
+ public:
+  virtual ~ExampleStream() = default;
+  // The next example; false when this epoch's files are read.
+  virtual bool next(DecodedExample* ex) = 0;
+  virtual bool epoch_read() const = 0;
+  virtual void next_epoch() = 0;
+  // Complete passes over the data.
+  virtual int64_t epoch() const = 0;
+  // The position, into or out of `state`'s fields for it.
+  virtual void save(ReaderState* state) const = 0;
+  virtual void restore(const ReaderState& state) = 0;
+  // The examples at `addresses`, in the order given, whether kept or not.
+  virtual std::vector<DecodedExample> load(const std::vector<RecordAddress>& addresses) const = 0;
+};
+
+class ExampleSource : public ExampleStream {
  public:
   // Keeps references to its arguments, which must outlive it; starts at
   // the beginning of epoch 0.
   ExampleSource(const std::vector<std::string>& files, const BatchingScheme& scheme,
                 const ReaderOptions& options);
-  ~ExampleSource();
+  ~ExampleSource() override;
 
   ExampleSource(const ExampleSource&) = delete;
   ExampleSource& operator=(const ExampleSource&) = delete;
 
   // The next example of this epoch that this worker keeps; false when the
   // epoch's files are read.
-  bool next(DecodedExample* ex);
-  bool epoch_read() const;
+  bool next(DecodedExample* ex) override;
+  bool epoch_read() const override;
 
   // Starts the next epoch. Throws t2t::Error when the epoch just read
   // started at its beginning and kept no example: training would wait for
   // ever.
-  void next_epoch();
+  void next_epoch() override;
 
   // Resumes in `epoch` at record `record_in_file` of the file at
   // `file_position` in its order; throws t2t::Error when the position is
@@ -61,9 +79,13 @@ class ExampleSource {
 
   // The examples at `addresses`, in the order given, whether kept or not;
   // each file involved is read once.
-  std::vector<DecodedExample> load(const std::vector<RecordAddress>& addresses) const;
+  std::vector<DecodedExample> load(const std::vector<RecordAddress>& addresses) const override;
 
-  int64_t epoch() const { return epoch_; }
+  // epoch, file_position and record_in_file.
+  void save(ReaderState* state) const override;
+  void restore(const ReaderState& state) override;
+
+  int64_t epoch() const override { return epoch_; }
   int64_t file_position() const { return file_position_; }
   int64_t record_in_file() const { return record_in_file_; }
 

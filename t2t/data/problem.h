@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "t2t/core/registry.h"
+#include "t2t/data/data_mix.h"
 
 namespace t2t {
 
@@ -56,8 +57,22 @@ class Problem {
   // One line for --registry_help.
   virtual std::string description() const = 0;
 
-  // T2T's defaults: 100 train shards, 1 dev shard.
+  // T2T's defaults: 100 train shards, 1 dev shard. A problem with training
+  // parts lists a split "train-<part>" for each instead of "train".
   virtual std::vector<SplitSpec> dataset_splits() const;
+
+  // Training data in parts mixed by weight as it is read (data_mix.h);
+  // none: the "train" split alone.
+  virtual std::vector<TrainingPart> training_parts() const { return {}; }
+
+  // What training reads: every training part's shards with its weight (a
+  // part given in epochs weighs epochs x its examples, counted in its
+  // shards), or one part "train" of the train split. Throws t2t::Error for
+  // parts that do not fit the splits, tagged parts of a "_rev" problem
+  // (the tags would become targets), or missing shards.
+  DataMix training_mix(const std::string& data_dir) const;
+  // The training shards, part after part.
+  std::vector<std::string> training_filepaths(const std::string& data_dir) const;
 
   // Downloads into tmp_dir what is missing, learns or loads the
   // vocabularies and writes the shards into data_dir. Complete shards are

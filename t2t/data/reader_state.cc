@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
+
 #include "t2t/core/error.h"
 
 namespace t2t {
@@ -48,6 +50,20 @@ std::string ReaderState::to_yaml() const {
   out << YAML::Key << "batch_buffer_rows" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (int64_t rows : batch_buffer_rows) out << rows;
   out << YAML::EndSeq;
+  if (!mix.empty()) {
+    out << YAML::Key << "mix" << YAML::Value << YAML::BeginSeq;
+    for (const MixPosition& m : mix) {
+      char weight[40];
+      std::snprintf(weight, sizeof weight, "%.17g", m.weight);  // read back exactly
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "part" << YAML::Value << m.part
+          << YAML::Key << "weight" << YAML::Value << weight << YAML::Key << "num_files"
+          << YAML::Value << m.num_files << YAML::Key << "epoch" << YAML::Value << m.epoch
+          << YAML::Key << "file_position" << YAML::Value << m.file_position << YAML::Key
+          << "record_in_file" << YAML::Value << m.record_in_file << YAML::Key << "taken"
+          << YAML::Value << m.taken << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -79,6 +95,27 @@ ReaderState ReaderState::from_yaml(const std::string& yaml, const std::string& s
       if (!rows.IsSequence())
         throw Error("reader state " + source + ": 'batch_buffer_rows' must be a list of counts");
       for (const auto& n : rows) s.batch_buffer_rows.push_back(n.as<int64_t>());
+    }
+    if (YAML::Node parts = root["mix"]) {
+      if (!parts.IsSequence())
+        throw Error("reader state " + source + ": 'mix' must be a list of the parts' positions");
+      for (const auto& n : parts) {
+        if (!n.IsMap()) throw Error("reader state " + source + ": a 'mix' entry is not a mapping");
+        auto field = [&](const char* key) {
+          YAML::Node v = n[key];
+          if (!v) throw Error("reader state " + source + ": a 'mix' entry lacks '" + key + "'");
+          return v;
+        };
+        MixPosition m;
+        m.part = field("part").as<std::string>();
+        m.weight = field("weight").as<double>();
+        m.num_files = field("num_files").as<int64_t>();
+        m.epoch = field("epoch").as<int64_t>();
+        m.file_position = field("file_position").as<int64_t>();
+        m.record_in_file = field("record_in_file").as<int64_t>();
+        m.taken = field("taken").as<int64_t>();
+        s.mix.push_back(std::move(m));
+      }
     }
   } catch (const YAML::Exception& e) {
     throw Error("reader state " + source + " is not valid: " + e.what());

@@ -17,6 +17,17 @@ struct RecordAddress {
   bool operator==(const RecordAddress& o) const { return file == o.file && record == o.record; }
 };
 
+// Where one part of a data mix (data_mix.h) stands, and what it was.
+struct MixPosition {
+  std::string part;
+  double weight = 1;
+  int64_t num_files = 0;
+  int64_t epoch = 0;
+  int64_t file_position = 0;
+  int64_t record_in_file = 0;
+  int64_t taken = 0;  // examples the mix has drawn from it
+};
+
 // Everything that decides a reader's future batches, taken right after a
 // batch was produced. A reader constructed from this state, over the same
 // unchanged files in the same order with the same scheme and options
@@ -40,6 +51,9 @@ struct ReaderState {
   std::string batch_rng;
   std::vector<RecordAddress> batch_buffer;
   std::vector<int64_t> batch_buffer_rows;
+  // A reader of a data mix: each part's position (the three above are
+  // then unused, epoch aside: the passes over every part). Empty otherwise.
+  std::vector<MixPosition> mix;
   // What the state belongs to, checked on restore.
   int64_t num_files = 0;
   int64_t worker = 0;

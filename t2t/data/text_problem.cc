@@ -10,6 +10,7 @@
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/core/stopwatch.h"
+#include "t2t/core/string_util.h"
 #include "t2t/data/alignment_feature.h"
 #include "t2t/data/disk_space.h"
 #include "t2t/data/shard_writer.h"
@@ -94,6 +95,24 @@ class Reservoir {
   std::vector<std::string> sample_;
 };
 
+// A training part's pairs with its tag before each source sentence.
+class TaggedStream : public SampleStream {
+ public:
+  TaggedStream(std::unique_ptr<SampleStream> inner, std::string tag)
+      : inner_(std::move(inner)), prefix_(std::move(tag) + " ") {}
+  bool next(TextPair* pair) override {
+    if (!inner_->next(pair)) return false;
+    // An empty source stays empty, to be dropped as such.
+    if (!pair->source.empty()) pair->source.insert(0, prefix_);
+    return true;
+  }
+  int64_t text_bytes() const override { return inner_->text_bytes(); }
+
+ private:
+  std::unique_ptr<SampleStream> inner_;
+  std::string prefix_;
+};
+
 // Whether the first record of the shard at `path` has `feature`.
 bool has_feature(const std::string& path, const std::string& feature) {
   TFRecordReader reader(path);
@@ -103,10 +122,30 @@ bool has_feature(const std::string& path, const std::string& feature) {
 
 }  // namespace
 
+std::vector<std::string> Text2TextProblem::training_splits() const {
+  const auto parts = training_parts();
+  if (parts.empty()) return {"train"};
+  check_training_parts(parts, "problem " + name());
+  std::vector<std::string> splits;
+  for (const TrainingPart& p : parts) splits.push_back(training_part_split(p.name));
+  return splits;
+}
+
+std::unique_ptr<SampleStream> Text2TextProblem::split_samples(const std::string& split,
+                                                              const std::string& tmp_dir) const {
+  std::unique_ptr<SampleStream> samples = generate_samples(split, tmp_dir);
+  for (const TrainingPart& p : training_parts())
+    if (training_part_split(p.name) == split && !p.tag.empty())
+      return std::make_unique<TaggedStream>(std::move(samples), p.tag);
+  return samples;
+}
+
 void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std::string& tmp_dir,
                                           const GenerateOptions& options) const {
-  const VocabSpec spec = vocab_spec_in(data_dir);
+  VocabSpec spec = vocab_spec_in(data_dir);
   if (spec.type == VocabType::kByte) return;
+  for (const TrainingPart& p : training_parts())
+    if (!p.tag.empty()) spec.whole_words.push_back(p.tag);
   const std::string src_path = source_vocab_path(data_dir);
   const std::string tgt_path = target_vocab_path(data_dir);
   const bool separate = separate_vocabularies();
@@ -117,17 +156,24 @@ void Text2TextProblem::learn_vocabularies(const std::string& data_dir, const std
   const Stopwatch timer;
   const size_t capacity = static_cast<size_t>(vocab_sample_sentences());
   Reservoir source(capacity, options.seed), target(capacity, options.seed + 1);
-  FilteredStream stream(generate_samples("train", tmp_dir), name() + " train (vocabulary)",
-                        options.max_line_bytes < 0 ? max_line_bytes() : options.max_line_bytes,
-                        options.max_cases);
-  TextPair pair;
-  while (stream.next(&pair)) {
-    source.add(pair.source);
-    (separate ? target : source).add(pair.target);
+  int64_t kept = 0;
+  std::string dropped;
+  // Every training part's pairs, in proportion to their sizes.
+  for (const std::string& split : training_splits()) {
+    FilteredStream stream(split_samples(split, tmp_dir), name() + " " + split + " (vocabulary)",
+                          options.max_line_bytes < 0 ? max_line_bytes() : options.max_line_bytes,
+                          options.max_cases);
+    TextPair pair;
+    while (stream.next(&pair)) {
+      source.add(pair.source);
+      (separate ? target : source).add(pair.target);
+    }
+    kept += stream.stats().kept();
+    dropped += (dropped.empty() ? "" : "; ") + split + ": " + stream.stats().summary();
   }
-  if (stream.stats().kept() == 0)
+  if (kept == 0)
     throw Error("problem " + name() + " produced no training pairs to learn a vocabulary from (" +
-                stream.stats().summary() + ")");
+                dropped + ")");
   spdlog::info("learning {} vocabulary of ~{} from {} sentences{}", vocab_type_name(spec.type),
                spec.size, source.sample().size(), separate ? " per language" : "");
   learn_vocab(source.sample(), spec, src_path, options.threads);
@@ -149,7 +195,7 @@ std::vector<SplitSize> Text2TextProblem::splits_to_write(const std::string& data
   std::vector<SplitSize> out;
   for (const SplitSpec& split : dataset_splits()) {
     if (split_complete(data_dir, split.name)) continue;
-    auto stream = generate_samples(split.name, tmp_dir);
+    auto stream = split_samples(split.name, tmp_dir);
     const int64_t bytes = stream->text_bytes();
     if (bytes < 0) return {};  // a stream that cannot tell: no estimate
     int64_t seen = 0, seen_bytes = 0;
@@ -172,6 +218,11 @@ std::vector<SplitSize> Text2TextProblem::splits_to_write(const std::string& data
 
 void Text2TextProblem::generate_data(const std::string& data_dir, const std::string& tmp_dir,
                                      const GenerateOptions& options) {
+  if (!options.train_alignments.empty() && !training_parts().empty())
+    throw OptionError("train_alignments",
+                      "problem " + name() + " reads its training data in parts (" +
+                          join(training_splits(), ", ") + "); {train_alignments} goes with a "
+                          "problem whose training data is one 'train' split");
   std::error_code ec;
   fs::create_directories(data_dir, ec);
   if (ec)
@@ -225,7 +276,7 @@ void Text2TextProblem::generate_data(const std::string& data_dir, const std::str
       continue;
     }
     const bool aligned = split.name == "train" && !options.train_alignments.empty();
-    std::unique_ptr<SampleStream> samples = generate_samples(split.name, tmp_dir);
+    std::unique_ptr<SampleStream> samples = split_samples(split.name, tmp_dir);
     if (aligned)
       samples = std::make_unique<AlignedStream>(std::move(samples), options.train_alignments);
     FilteredStream stream(std::move(samples), name() + " " + split.name,

@@ -26,7 +26,9 @@ class Text2TextProblem : public Problem {
   // for a 32k vocabulary.
   virtual int64_t vocab_sample_sentences() const { return 100000; }
 
-  // `split`'s pairs from raw data in tmp_dir, fetching what is missing.
+  // `split`'s pairs from raw data in tmp_dir, fetching what is missing. A
+  // problem with training parts gives each part's as split "train-<part>"
+  // (without its tag: generate_data() adds it).
   virtual std::unique_ptr<SampleStream> generate_samples(const std::string& split,
                                                          const std::string& tmp_dir) const = 0;
 
@@ -48,6 +50,11 @@ class Text2TextProblem : public Problem {
   FeatureEncoders load_encoders(const std::string& data_dir) const override;
 
  private:
+  // "train", or the training parts' splits.
+  std::vector<std::string> training_splits() const;
+  // generate_samples(split) with its part's tag on each source.
+  std::unique_ptr<SampleStream> split_samples(const std::string& split,
+                                              const std::string& tmp_dir) const;
   void learn_vocabularies(const std::string& data_dir, const std::string& tmp_dir,
                           const GenerateOptions& options) const;
   bool split_complete(const std::string& data_dir, const std::string& split) const;

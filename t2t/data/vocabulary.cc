@@ -103,6 +103,7 @@ std::shared_ptr<TextEncoder> learn_vocab(const std::vector<std::string>& sample,
       options.model_type = spec.model_type;
       options.vocab_size = static_cast<int>(spec.size);
       options.num_threads = threads;
+      options.user_defined_symbols = spec.whole_words;
       // A small corpus may not fill the requested size; take what it has.
       options.hard_vocab_limit = false;
       // Byte pieces, so that no character is lost to <unk>, where they take

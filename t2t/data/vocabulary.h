@@ -26,6 +26,9 @@ struct VocabSpec {
   int64_t size = 1 << 15;                 // approximate for subword and sentencepiece
   std::string model_type = "unigram";     // sentencepiece: unigram or bpe
   int64_t max_subtoken_length = 200;      // subword
+  // Learning only: words a sentencepiece vocabulary keeps as one piece (the
+  // tags of training parts); the other types learn them as any word.
+  std::vector<std::string> whole_words;
 };
 
 // T2T's file name: "vocab.<problem>.<size>.subwords", ".spm" (+ ".model")

@@ -10,6 +10,18 @@
 //   vocab: {type: sentencepiece, size: 8000, model_type: unigram, separate: true}
 //   shards: {train: 10, dev: 1}
 //   max_line_bytes: 4096          # optional
+//
+// Training data in parts, drawn by weight as training reads them
+// (data_mix.h), each part its own shards (split "train-<name>"):
+//
+//   train:
+//     - {name: real, source: train.en, target: train.zh}
+//     - {name: bt, source: bt.en, target: mono.zh, weight: 0.5, tag: "<BT>"}
+//
+// A part takes weight (default 1) or epochs (passes over it per pass over
+// the mix; every part or none), tag (a word written before each of its
+// sources, kept whole by a sentencepiece vocabulary) and shards (default:
+// shards' train, else 10).
 #pragma once
 
 #include <string>

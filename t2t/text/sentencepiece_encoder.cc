@@ -66,7 +66,7 @@ std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOpt
   const bool verbose = spdlog::get_level() <= spdlog::level::debug;
   std::ostringstream coverage;
   coverage << o.character_coverage;
-  return {
+  std::unordered_map<std::string, std::string> args = {
       {"model_type", o.model_type},
       {"vocab_size", std::to_string(o.vocab_size)},
       {"character_coverage", coverage.str()},
@@ -89,6 +89,14 @@ std::unordered_map<std::string, std::string> trainer_args(const SentencePieceOpt
       {"unk_surface", "\xE2\x81\x87"},  // U+2047 without the default's spaces
       {"minloglevel", verbose ? "0" : "2"},
   };
+  std::string symbols;
+  for (const std::string& s : o.user_defined_symbols) {
+    if (s.empty() || s.find_first_of(", \t\n") != std::string::npos)
+      throw Error("sentencepiece user-defined symbol '" + s + "' must be one word without commas");
+    symbols += (symbols.empty() ? "" : ",") + s;
+  }
+  if (!symbols.empty()) args["user_defined_symbols"] = symbols;
+  return args;
 }
 
 // The NormalizerSpec fields the word cache depends on, read from a

@@ -46,6 +46,9 @@ struct SentencePieceOptions {
   // Unknown characters as UTF-8 byte pieces rather than <unk>; vocab_size
   // must then exceed 259 + the characters covered.
   bool byte_fallback = true;
+  // Pieces kept whole wherever they occur (the tags of tagged
+  // back-translation, "<BT>").
+  std::vector<std::string> user_defined_symbols;
 };
 
 class SentencePieceEncoder : public TextEncoder {

@@ -118,8 +118,12 @@ class TrainingRun {
     // not replay the first batches again.
     if (!start_.latest.empty() && !start_.reader_state)
       read.seed += static_cast<uint64_t>(step_);
-    return BatchReader(problem_->data_filepaths(options_.data_dir, "train"), batching_scheme(hp_),
-                       read, start_.reader_state);
+    if (problem_->training_parts().empty())
+      return BatchReader(problem_->data_filepaths(options_.data_dir, "train"),
+                         batching_scheme(hp_), read, start_.reader_state);
+    DataMix mix = problem_->training_mix(options_.data_dir);
+    spdlog::info("training data: a mix of {} drawn by weight ({})", mix.size(), describe_mix(mix));
+    return BatchReader(std::move(mix), batching_scheme(hp_), read, start_.reader_state);
   }
 
   void train(RunCheckpoints& checkpoints, RunEvaluations& evaluations) {

@@ -492,5 +492,5 @@ TEST_CASE("reading errors come out of next()", "[batching]") {
     BatchReader r(shorts.files, tiny, train_options());
     CHECK_THROWS_WITH(r.next(), Catch::Contains("max_length 31"));
   }
-  CHECK_THROWS_AS(BatchReader({}, s, eval_options()), t2t::Error);
+  CHECK_THROWS_AS(BatchReader(std::vector<std::string>{}, s, eval_options()), t2t::Error);
 }
