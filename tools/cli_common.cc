@@ -263,6 +263,7 @@ std::string flag_spelling(const std::string& option) {
   if (option == "prefix") return "--prefix_file";
   if (option == "main_weight") return "--ensemble_weights";
   if (option == "alignment_threshold") return "--decode_hparams alignment";
+  if (option == "piece_lines") return "--decode_piece_lines";
   return "--" + option;
 }
 

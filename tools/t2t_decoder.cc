@@ -33,6 +33,13 @@ void add_decoder_flags(cxxopts::Options& options) {
        "references: repeat the flag or separate the files with commas.",
        value<std::vector<std::string>>())
       ("decode_interactive", "Read sentences from standard input and answer each at once.")
+      ("decode_piece_lines", "With --decode_from_file: translate it N lines at a time, each "
+       "finished piece kept in <decode_to_file>.pieces/, so that a run killed at any point and "
+       "started again with the same flags goes on after the last finished piece and writes what "
+       "one run would (back-translation or distillation of a large corpus). Each piece logs the "
+       "share done and the time left; the pieces are joined at the end. 0: the whole file in "
+       "one go.",
+       value<int64_t>()->default_value("0"))
       ("prefix_file", "With --decode_from_file: a file of one target prefix per input line "
        "(empty: none). Each translation starts with its prefix and the search continues from "
        "it (interactive translation, post-editing).",
@@ -135,6 +142,16 @@ int decode(const cxxopts::ParseResult& flags) {
   if (interactive && !references.empty())
     throw t2t::cli::UsageError("--decode_reference needs --decode_from_file or the dev split, "
                                "not --decode_interactive");
+  const int64_t piece_lines = flags["decode_piece_lines"].as<int64_t>();
+  if (piece_lines < 0)
+    throw t2t::cli::UsageError("--decode_piece_lines=" + std::to_string(piece_lines) +
+                               ": give the lines of a piece, or 0 for the whole file at once");
+  if (piece_lines > 0 && from_file.empty())
+    throw t2t::cli::UsageError("--decode_piece_lines goes with --decode_from_file");
+  if (piece_lines > 0 && !references.empty())
+    throw t2t::cli::UsageError("--decode_piece_lines does not keep the translations in memory "
+                               "for --decode_reference: score the output with t2t-bleu "
+                               "afterwards");
   const bool profiling = flags.count("profile") > 0;
   if (profiling && interactive)
     throw t2t::cli::UsageError("--profile times a whole file or the dev split: it goes without "
@@ -217,7 +234,10 @@ int decode(const cxxopts::ParseResult& flags) {
     return 0;
   }
   t2t::DecodeOutcome outcome;
-  if (!from_file.empty()) {
+  if (!from_file.empty() && piece_lines > 0) {
+    outcome = translator->translate_file_in_pieces(
+        from_file, to_file.empty() ? output_name(from_file) : to_file, piece_lines, nullptr, extras);
+  } else if (!from_file.empty()) {
     outcome = translator->translate_file(
         from_file, to_file.empty() ? output_name(from_file) : to_file, nullptr, extras);
   } else {
@@ -260,7 +280,13 @@ int main(int argc, char** argv) {
                            "seed and input\n"
                            "  give the same output; another batch_size or thread count changes a "
                            "sample only\n"
-                           "  through float rounding of its logits.\n");
+                           "  through float rounding of its logits.\n"
+                           "Back-translation of a large monolingual file, resumable after a kill "
+                           "(a _rev problem\n"
+                           "  translates the other way; rerun the same command to go on):\n"
+                           "  t2t-decoder --problem=translate_enzh_wmt32k_rev ... "
+                           "--decode_from_file=mono.zh \\\n"
+                           "    --decode_to_file=bt.en --decode_piece_lines=10000\n");
   t2t::cli::add_common_flags(options);
   t2t::cli::add_problem_flags(options);
   t2t::cli::add_model_flags(options);

@@ -202,7 +202,7 @@ std::string Translator::clean(const std::string& text) const {
 }
 
 void Translator::translate_file(const std::string& source, const std::string& target,
-                                const py::object& progress_arg) {
+                                const py::object& progress_arg, int64_t piece_lines) {
   // True: the package's text bar; a callable: the caller's own.
   py::object progress = progress_arg;
   if (py::isinstance<py::bool_>(progress))
@@ -221,8 +221,14 @@ void Translator::translate_file(const std::string& source, const std::string& ta
         PyErr_WarnEx(PyExc_RuntimeWarning, e.what(), 1);
       }
     };
+  if (piece_lines < 0)
+    throw py::value_error("piece_lines=" + std::to_string(piece_lines) +
+                          ": give the lines of a piece, or 0 for the whole file at once");
   py::gil_scoped_release release;
-  translator_->translate_file(source, target, report);
+  if (piece_lines > 0)
+    translator_->translate_file_in_pieces(source, target, piece_lines, report);
+  else
+    translator_->translate_file(source, target, report);
 }
 
 py::list Translator::score(const std::vector<std::string>& sources,
@@ -345,11 +351,15 @@ alignment (source_words, target_words, hard [(i, j)], soft), constraints and
 constraints_met.
 )doc")
       .def("translate_file", &Translator::translate_file, py::arg("source"), py::arg("target"),
-           py::kw_only(), py::arg("progress") = false,
+           py::kw_only(), py::arg("progress") = false, py::arg("piece_lines") = 0,
            R"doc(
 Translates a file as t2t-decoder --decode_from_file does, into target (written
 whole, then renamed). progress=True draws a progress bar on standard error; a
 callable progress(done, total) is called after each batch instead.
+piece_lines=N translates N lines at a time, keeping each finished piece in
+target + ".pieces", so that a call killed at any point and made again with the
+same model and options goes on after the last finished piece
+(t2t-decoder --decode_piece_lines).
 )doc")
       .def("score", &Translator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("alignment") = false,

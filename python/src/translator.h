@@ -47,7 +47,7 @@ class Translator {
                            std::optional<int64_t> max_batch_size, double patience,
                            const Guidance& guidance);
   void translate_file(const std::string& source, const std::string& target,
-                      const pybind11::object& progress);
+                      const pybind11::object& progress, int64_t piece_lines);
   // Scores; with `alignment`, (score, alignment dict) pairs.
   pybind11::list score(const std::vector<std::string>& sources,
                        const std::vector<std::string>& targets, bool alignment);

@@ -72,6 +72,22 @@ def test_translate_file_as_the_decoder_with_progress(run, sources, tmp_path):
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
+def test_translate_file_in_pieces_writes_what_one_pass_writes(run, sources, tmp_path):
+    src = tmp_path / "in.en"
+    src.write_text("\n".join(sources[:30]) + "\n", encoding="utf-8")
+    whole, pieces = tmp_path / "whole.zh", tmp_path / "pieces.zh"
+    tr = translator(run)
+    tr.translate_file(str(src), str(whole))
+    seen = []
+    tr.translate_file(str(src), str(pieces), piece_lines=7,
+                      progress=lambda d, n: seen.append((d, n)))
+    assert pieces.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")
+    assert not (tmp_path / "pieces.zh.pieces").exists()
+    assert seen[-1] == (30, 30) and all(n == 30 for _, n in seen)
+    with pytest.raises(ValueError, match="piece_lines=-1"):
+        tr.translate_file(str(src), str(pieces), piece_lines=-1)
+
+
 def test_translate_file_draws_a_progress_bar_when_asked(run, sources, tmp_path, capsys):
     src = tmp_path / "in.en"
     src.write_text("\n".join(sources) + "\n", encoding="utf-8")

@@ -38,13 +38,9 @@ std::vector<int64_t> until_eos(const std::vector<int64_t>& ids) {
   return out;
 }
 
-std::string join_records(const std::vector<std::string>& records, const std::string& delimiter) {
-  std::string out;
-  for (const auto& r : records) out += r + delimiter;
-  return out;
-}
+}  // namespace
 
-void log_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t sentences) {
+void log_decode_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t sentences) {
   const auto& c = decoder.counts();
   const double secs = std::max(clock.seconds(), 1e-9);
   spdlog::info("decoded {} sentences in {:.1f} s: {:.2f} sentences/s, {:.1f} output tokens/s "
@@ -62,6 +58,8 @@ void log_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t
     spdlog::warn("{} inputs were longer than the decode hparam max_input_size and were cut",
                  c.truncated);
 }
+
+namespace {
 
 // The records of a file parallel to the input, checked to match it.
 std::vector<std::string> parallel_records(const std::string& path, const std::string& delimiter,
@@ -181,6 +179,44 @@ std::string alignment_column(const Translation& translation, bool soft) {
   return soft ? soft_alignment_text(best.soft) : pharaoh(best.hard);
 }
 
+DecodedRecords decode_records(BatchTranslator& decoder, const std::vector<std::string>& records,
+                              const std::string& input_path, int64_t first_line,
+                              const ProgressFn& progress, const FileDecodeExtras& extras) {
+  DecodedRecords out;
+  const auto n = records.size();
+  std::vector<std::vector<int64_t>> ids;
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    ids.push_back(decoder.encode_source(
+        records[i], input_path + " line " + std::to_string(first_line + static_cast<int64_t>(i) + 1)));
+  const GuidedSources guides = read_file_guides(decoder, records, ids, extras, input_path);
+  const auto& search = decoder.options().search;
+  // A line draws its samples as line first_line + i of the file, whatever
+  // piece it is decoded in.
+  const auto translations = decoder.translate(ids, search, decoder.options().batch_size,
+                                              first_line, progress, guides.guides);
+  for (const auto& t : translations) {
+    out.lines.push_back(decoder.format(t));
+    out.hypotheses.push_back(t.texts.empty() ? "" : t.texts[0]);
+    if (!search.alignment) continue;
+    const std::string alignment = alignment_column(t, decoder.options().soft_alignment);
+    if (extras.alignment_path.empty())
+      out.lines.back() += "\t" + alignment;
+    else
+      out.alignments.push_back(alignment);
+  }
+  if (guides.constrained > 0)
+    spdlog::info("{} of {} constrained lines hold every term", guides.met_count(translations),
+                 guides.constrained);
+  return out;
+}
+
+std::string join_records(const std::vector<std::string>& records, const std::string& delimiter) {
+  std::string out;
+  for (const auto& r : records) out += r + delimiter;
+  return out;
+}
+
 DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_path,
                           const std::string& output_path, const ProgressFn& progress,
                           const FileDecodeExtras& extras) {
@@ -190,34 +226,12 @@ DecodeOutcome decode_file(BatchTranslator& decoder, const std::string& input_pat
   outcome.sources = read_records(input_path, delimiter, "decode_from_file");
   outcome.output_path = output_path;
   spdlog::info("decoding {} lines of {} into {}", outcome.sources.size(), input_path, output_path);
-  const auto n = outcome.sources.size();
-  std::vector<std::vector<int64_t>> ids;
-  ids.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    ids.push_back(decoder.encode_source(outcome.sources[i],
-                                        input_path + " line " + std::to_string(i + 1)));
-  const GuidedSources guides = read_file_guides(decoder, outcome.sources, ids, extras, input_path);
-  const auto& search = decoder.options().search;
-  const auto translations = decoder.translate(ids, search, decoder.options().batch_size, 0,
-                                              progress, guides.guides);
-  std::vector<std::string> lines, alignments;
-  for (const auto& t : translations) {
-    lines.push_back(decoder.format(t));
-    outcome.hypotheses.push_back(t.texts.empty() ? "" : t.texts[0]);
-    if (!search.alignment) continue;
-    const std::string alignment = alignment_column(t, decoder.options().soft_alignment);
-    if (extras.alignment_path.empty())
-      lines.back() += "\t" + alignment;
-    else
-      alignments.push_back(alignment);
-  }
-  write_file_atomic(output_path, join_records(lines, delimiter));
-  if (search.alignment && !extras.alignment_path.empty())
-    write_file_atomic(extras.alignment_path, join_records(alignments, delimiter));
-  if (guides.constrained > 0)
-    spdlog::info("{} of {} constrained lines hold every term", guides.met_count(translations),
-                 guides.constrained);
-  log_summary(decoder, clock, static_cast<int64_t>(lines.size()));
+  DecodedRecords decoded = decode_records(decoder, outcome.sources, input_path, 0, progress, extras);
+  write_file_atomic(output_path, join_records(decoded.lines, delimiter));
+  if (decoder.options().search.alignment && !extras.alignment_path.empty())
+    write_file_atomic(extras.alignment_path, join_records(decoded.alignments, delimiter));
+  outcome.hypotheses = std::move(decoded.hypotheses);
+  log_decode_summary(decoder, clock, static_cast<int64_t>(decoded.lines.size()));
   spdlog::info("wrote {}", output_path);
   return outcome;
 }
@@ -285,7 +299,7 @@ DecodeOutcome decode_dev_split(BatchTranslator& decoder, const Problem& problem,
   write_file_atomic(decodes_path, join_records(lines, delimiter));
   write_file_atomic(stem + ".targets", join_records(outcome.references, delimiter));
   write_file_atomic(stem + ".inputs", join_records(outcome.sources, delimiter));
-  log_summary(decoder, clock, static_cast<int64_t>(lines.size()));
+  log_decode_summary(decoder, clock, static_cast<int64_t>(lines.size()));
   spdlog::info("wrote {} and its .targets and .inputs", decodes_path);
   return outcome;
 }

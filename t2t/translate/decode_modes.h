@@ -13,6 +13,7 @@ namespace t2t {
 
 class BatchTranslator;
 class Glossary;
+class Stopwatch;
 class Problem;
 
 // What T2T's default output name is made of.
@@ -62,6 +63,25 @@ struct FileDecodeExtras {
 // The alignment column of a translation's best hypothesis, as decode_file
 // writes it ("" when it has none).
 std::string alignment_column(const Translation& translation, bool soft);
+
+// Records of input_path, the first being its line first_line + 1 (0-based
+// first_line: errors name the file's lines, and random sampling draws as
+// the file's sentences), translated as decode_file() does: the lines it
+// writes (with the alignment column unless extras name a file for the
+// alignments, then in `alignments`) and the best hypotheses.
+struct DecodedRecords {
+  std::vector<std::string> lines, alignments, hypotheses;
+};
+DecodedRecords decode_records(BatchTranslator& decoder, const std::vector<std::string>& records,
+                              const std::string& input_path, int64_t first_line,
+                              const ProgressFn& progress, const FileDecodeExtras& extras);
+
+// `records`, each followed by `delimiter`.
+std::string join_records(const std::vector<std::string>& records, const std::string& delimiter);
+
+// The log lines after a file is decoded: speed, shortlist use, the inputs
+// that were empty, invalid or cut.
+void log_decode_summary(const BatchTranslator& decoder, const Stopwatch& clock, int64_t sentences);
 
 // Writes one record per record of input_path, in order, to output_path
 // (through a temporary file and a rename). `progress` may be empty.

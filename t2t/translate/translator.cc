@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <filesystem>
+#include <iterator>
 #include <numeric>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "t2t/model/t2t_model.h"
 #include "t2t/translate/batch_workers.h"
 #include "t2t/translate/batch_translator.h"
+#include "t2t/translate/decode_pieces.h"
 #include "t2t/translate/model_loading.h"
 #include "t2t/translate/parallel_batches.h"
 #include "t2t/translate/score_file.h"
@@ -299,6 +301,56 @@ DecodeOutcome Translator::translate_file(const std::string& source, const std::s
                                          const ProgressFn& progress, FileDecodeExtras extras) {
   if (!extras.glossary) extras.glossary = &glossary_;
   return decode_file(*require_current()->batch_translator, source, target, progress, extras);
+}
+
+namespace {
+
+// What decides a file's translation, a "key: value" a line: a piece made
+// with other settings must not be joined with these.
+std::string output_settings(const TranslatorOptions& o, const LoadedModel& model) {
+  const SearchOptions& s = o.decoding.search;
+  fmt::memory_buffer out;
+  auto line = [&out](const char* key, const std::string& value) {
+    fmt::format_to(std::back_inserter(out), "{}: {}\n", key, value);
+  };
+  line("checkpoint", fmt::format("{} (step {})", model.checkpoint, model.step));
+  line("problem", o.problem);
+  line("model", o.model);
+  line("quantize", quantization_name(o.quantize));
+  for (const EnsembleMember& m : o.ensemble)
+    line("ensemble", fmt::format("{} weight {:.17g}", m.checkpoint, m.weight));
+  if (!o.ensemble.empty()) line("main_weight", fmt::format("{:.17g}", o.main_weight));
+  line("glossary", o.glossary);
+  line("shortlist", fmt::format("{} best {} frequent {} threshold {:.17g}", o.shortlist.file,
+                                o.shortlist.limits.best, o.shortlist.limits.frequent,
+                                o.shortlist.threshold));
+  line("search", fmt::format("beam_size {} alpha {:.17g} extra_length {} batch_decode_length {} "
+                             "patience {:.17g} stop_early {} num_return {}",
+                             s.beam_size, s.alpha, s.extra_length, s.batch_decode_length,
+                             s.patience, s.stop_early, s.num_return));
+  line("sampling", fmt::format("random {} temperature {:.17g} keep_top_k {} seed {}",
+                               s.sampling.random, s.sampling.temperature, s.sampling.keep_top_k,
+                               s.sampling.seed));
+  line("repetition", fmt::format("no_repeat_ngram_size {} penalty {:.17g}",
+                                 s.no_repeat_ngram_size, s.repetition_penalty));
+  line("alignment", fmt::format("{} threshold {:.17g} soft {}", s.alignment,
+                                s.alignment_threshold, o.decoding.soft_alignment));
+  line("output", fmt::format("return_beams {} write_beam_scores {} max_input_length {}",
+                             o.decoding.return_beams, o.decoding.write_beam_scores,
+                             o.decoding.max_input_length));
+  return fmt::to_string(out);
+}
+
+}  // namespace
+
+DecodeOutcome Translator::translate_file_in_pieces(const std::string& source,
+                                                   const std::string& target, int64_t piece_lines,
+                                                   const ProgressFn& progress,
+                                                   FileDecodeExtras extras) {
+  if (!extras.glossary) extras.glossary = &glossary_;
+  const auto model = require_current();
+  return decode_file_in_pieces(*model->batch_translator, source, target, piece_lines,
+                               output_settings(options_, *model), progress, extras);
 }
 
 int64_t Translator::translate_stream(std::istream& in, std::ostream& out) {

@@ -108,6 +108,12 @@ class Translator {
   DecodeOutcome translate_file(const std::string& source, const std::string& target,
                                const ProgressFn& progress = nullptr,
                                FileDecodeExtras extras = {});
+  // translate_file() in pieces of `piece_lines` lines that survive a kill
+  // (decode_pieces.h): a run started again with the same model and options
+  // goes on after the last finished piece.
+  DecodeOutcome translate_file_in_pieces(const std::string& source, const std::string& target,
+                                         int64_t piece_lines, const ProgressFn& progress = nullptr,
+                                         FileDecodeExtras extras = {});
   int64_t translate_stream(std::istream& in, std::ostream& out);
   DecodeOutcome translate_dev_split(const std::string& decodes_path);
   // Teacher-forced log-probabilities of targets[i] given sources[i]
