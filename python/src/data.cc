@@ -45,6 +45,9 @@ class PyProblem {
   std::string name() const { return problem_->name() + (problem_->reversed() ? "_rev" : ""); }
   bool shared_vocabulary() const { return encoders_.shared; }
   std::vector<std::string> filepaths(const std::string& split) const {
+    // A problem in training parts: "train" is every part's shards.
+    if (split == "train" && !problem_->training_parts().empty())
+      return problem_->training_filepaths(data_dir_);
     return problem_->data_filepaths(data_dir_, split);
   }
 
@@ -105,7 +108,9 @@ gives are those its datagen writes into the shards.
            "The text of ids (a final EOS dropped).")
       .def("vocab_size", &PyProblem::vocab_size, py::arg("side") = "inputs")
       .def("filepaths", &PyProblem::filepaths, py::arg("split") = "train",
-           "The shard files of a split (\"train\", \"dev\", ...) in data_dir.")
+           "The shard files of a split (\"train\", \"dev\", ...) in data_dir; for a problem "
+           "whose training data is in parts, \"train\" gives every part's and \"train-<part>\" "
+           "one part's.")
       .def_property_readonly("name", &PyProblem::name)
       .def_property_readonly("shared_vocabulary", &PyProblem::shared_vocabulary);
 

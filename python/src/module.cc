@@ -2,6 +2,7 @@
 // (t2t::Error) become t2t.Error, a RuntimeError, with the library's message;
 // an OptionError names its options as the keyword arguments spell them.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "python/src/bindings.h"
 #include "t2t/core/error.h"

@@ -71,3 +71,27 @@ def test_alignment_words_and_aligned_shards(tmp_path):
     align.write_text("0-0\n" * (lines - 1))
     with pytest.raises(t2t.Error, match="train.align"):
         t2t.datagen(problem=PROBLEM, data_dir=str(tmp_path / "short"), train_alignments=str(align))
+
+
+def test_a_problem_in_training_parts_from_python(tmp_path):
+    # A YAML problem mixing two parts, generated and read from Python.
+    sample = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample"))
+    usr = tmp_path / "usr"
+    usr.mkdir()
+    (usr / "py_mix.yaml").write_text(
+        "name: py_mix\ntrain:\n"
+        f"  - {{name: real, source: {sample}/train.en, target: {sample}/train.zh, shards: 2}}\n"
+        f"  - {{name: bt, source: {sample}/dev.en, target: {sample}/dev.zh, weight: 0.5}}\n"
+        f"dev: {{source: {sample}/dev.en, target: {sample}/dev.zh}}\n"
+        "vocab: {type: byte}\n")
+    assert t2t.load_usr_dir(str(usr)) == [str(usr / "py_mix.yaml")]
+    data = str(tmp_path / "data")
+    t2t.datagen(t2t_usr_dir=str(usr), problem="py_mix", data_dir=data)
+    p = t2t.problem("py_mix", data)
+    every = p.filepaths("train")
+    assert [os.path.basename(f) for f in every] == [
+        "py_mix-train-real-00000-of-00002", "py_mix-train-real-00001-of-00002",
+        "py_mix-train-bt-00000-of-00010"] + [
+        f"py_mix-train-bt-{i:05d}-of-00010" for i in range(1, 10)]
+    assert p.filepaths("train-bt") == every[2:]
+    assert sum(len(list(t2t.read_examples(f))) for f in every[2:]) == 200

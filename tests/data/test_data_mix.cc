@@ -264,3 +264,24 @@ TEST_CASE("a YAML problem lists its training parts, and bad parts are refused by
                     Catch::Contains("shards must be a positive integer"));
   CHECK_THROWS_WITH(refused("m8", "{name: bt}"), Catch::Contains("missing key 'source'"));
 }
+
+TEST_CASE("parts given in epochs weigh epochs times their examples", "[data_mix]") {
+  t2t::test::TempDir dir("data_mix_epochs");
+  t2t::test::write_lines(dir / "mix_epochs.yaml",
+                         {"name: mix_epochs", "train:", "  - {name: a, tsv: a.tsv, epochs: 2}",
+                          "  - {name: b, tsv: b.tsv, epochs: 0.5}", "shards: {train: 1}"});
+  t2t::register_yaml_problem(dir / "mix_epochs.yaml");
+  auto write = [&](const std::string& part, int records) {
+    t2t::TFRecordWriter w(dir / ("mix_epochs-train-" + part + "-00000-of-00001"));
+    for (int i = 0; i < records; ++i)
+      w.write(t2t::serialize_example({{"inputs", {5, 1}}, {"targets", {6, 1}}}));
+    w.close();
+  };
+  write("a", 3);
+  write("b", 40);
+  const DataMix mix = t2t::create_problem("mix_epochs")->training_mix(dir.path.string());
+  REQUIRE(mix.size() == 2);
+  CHECK(mix[0].weight == 6);   // 2 x 3
+  CHECK(mix[1].weight == 20);  // 0.5 x 40
+  CHECK(t2t::describe_mix(mix) == "a 6, b 20");
+}
