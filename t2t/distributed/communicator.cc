@@ -19,6 +19,7 @@
 
 #include "t2t/core/cuda_loader.h"
 #include "t2t/core/error.h"
+#include "t2t/distributed/group_generation.h"
 #include "t2t/distributed/nccl_entry_point.h"
 #include "t2t/distributed/network_address.h"
 
@@ -349,11 +350,9 @@ std::unique_ptr<Communicator> Communicator::connect(const WorkerEnv& env, const 
   }
   // Met: from here on, silence for the collective timeout is a failure.
   store->setTimeout(timeouts.collective);
-  // Under torchrun the workers share the agent's store, which outlives a
-  // restart of the group (--max_restarts): each attempt takes keys of its
-  // own, or a restarted worker would read the dead group's addresses.
-  const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  const std::string attempt = restarts && *restarts ? restarts : "0";
+  // Each group takes keys of its own, or a restarted worker would read the
+  // dead group's addresses.
+  const std::string attempt = agree_generation(*store, env.rank, env.world_size, timeouts.meeting);
   auto t2t_store = c10::make_intrusive<c10d::PrefixStore>("t2t/" + attempt, store);
   if (device.is_cuda()) {
     auto peers = gather_peers(*t2t_store, env, "", timeouts.collective);
