@@ -197,7 +197,7 @@ class C10dCommunicator final : public Communicator {
   c10::intrusive_ptr<c10d::Backend> backend_;
   std::string name_;
   c10::Device device_;
-  c10::intrusive_ptr<c10d::Store> store_;  // this attempt's keys
+  c10::intrusive_ptr<c10d::Store> store_;  // this group generation's keys
   std::shared_ptr<const Peers> peers_;
   int64_t chief_tasks_ = 0;
 };
