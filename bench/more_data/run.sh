@@ -73,13 +73,15 @@ datagen() {  # datagen PROBLEM
 
 train() {  # train NAME PROBLEM DATA SET STEPS
   local name=$1 problem=$2 data=$3 set=$4 steps=$5
-  [ -f "$WORK/runs/$name/checkpoint" ] && return 0
+  # Done once the last step's checkpoint is there; a run stopped before
+  # goes on from its newest checkpoint.
+  [ -f "$WORK/runs/$name/model.ckpt-$steps.pt" ] && return 0
   echo "$(date +%T) training $name: $set on $problem for $steps steps"
   local start=$SECONDS
   "$BUILD/t2t-trainer" --t2t_usr_dir="$WORK/usr" --problem="$problem" --model=transformer \
     --hparams_set="$set" --hparams_file="$ROOT/configs/hparams/transformer_tiny_tatoeba.yaml" \
     --data_dir="$WORK/data/$data" --output_dir="$WORK/runs/$name" --train_steps="$steps" \
-    --schedule=train --save_checkpoints_steps="$steps" --random_seed=1 --threads="$THREADS" \
+    --schedule=train --save_checkpoints_steps=500 --random_seed=1 --threads="$THREADS" \
     >"$WORK/logs/train-$name.log" 2>&1 || { tail -20 "$WORK/logs/train-$name.log" >&2; exit 1; }
   # The trainer's own rate, the median of its log lines: a run paused or
   # sharing the CPU for a while does not move it much.
