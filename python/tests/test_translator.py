@@ -74,7 +74,9 @@ def test_translate_file_as_the_decoder_with_progress(run, sources, tmp_path):
 
 def test_translate_file_in_pieces_writes_what_one_pass_writes(run, sources, tmp_path):
     src = tmp_path / "in.en"
-    src.write_text("\n".join(sources[:30]) + "\n", encoding="utf-8")
+    # A line with a carriage return and an empty one are records as any other.
+    lines = sources[:28] + [sources[28] + "\r", ""]
+    src.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
     whole, pieces = tmp_path / "whole.zh", tmp_path / "pieces.zh"
     tr = translator(run)
     tr.translate_file(str(src), str(whole))

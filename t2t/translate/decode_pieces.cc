@@ -137,10 +137,9 @@ DecodeOutcome decode_file_in_pieces(BatchTranslator& decoder, const std::string&
   int64_t translated = 0;
   for (int64_t piece = done; piece < pieces; ++piece) {
     std::vector<std::string> records;
-    while (static_cast<int64_t>(records.size()) < piece_lines && std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Records as decode_file() reads them: split at '\n', nothing else removed.
+    while (static_cast<int64_t>(records.size()) < piece_lines && std::getline(in, line))
       records.push_back(std::move(line));
-    }
     const int64_t first = piece * piece_lines;
     ProgressFn in_piece;
     if (progress)
