@@ -3,7 +3,7 @@
 // training split of its own ("train-<part>" shards) with a weight; the
 // reader draws the parts in proportion to their weights: after any n
 // examples, part i has given n * w_i / sum(w) of them, less than two off
-// (less than one for up to four parts in the tests' draws). Each part goes
+// (at most half an example off with two parts). Each part goes
 // round its own files, epoch after epoch, at its own pace. The draw is a
 // fixed schedule, not a random one, so the state that resumes it is a
 // count per part; the shuffle buffer mixes the parts' examples further.
