@@ -11,7 +11,8 @@
 #     (b) bt_*      the parallel half mixed 1:1 with the reverse model's
 #                   translations of the monolingual half: by beam (beam 4) or
 #                   by sampling (Edunov et al.: the full distribution), plain or
-#                   tagged with <BT> (Caswell et al.)
+#                   tagged with <BT> (Caswell et al.); and tagged beam with the
+#                   real pairs weighted 2:1 (bt_beam_tagged_w2)
 #     (c) all       every pair
 #   Distillation. A transformer_small teacher trained TEACHER_STEPS steps on
 #   every pair translates every training source (beam 4); a
@@ -152,6 +153,16 @@ for kind in beam sample; do
     bleu "$name" "enzh_$name" "enzh_$name"
   done
 done
+
+# (b) again with the real pairs drawn twice as often as the synthetic ones
+# (tagged beam back-translations)
+problem enzh_bt_beam_tagged_w2 "train:" \
+  "  - {name: real, source: $C/half.en, target: $C/half.zh, weight: 2}" \
+  "  - {name: bt, source: $C/bt_beam.en, target: $C/mono.zh, tag: '<BT>'}"
+datagen enzh_bt_beam_tagged_w2
+echo transformer_tiny >"$WORK/runs/bt_beam_tagged_w2.set"
+train bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 transformer_tiny "$STEPS"
+bleu bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 enzh_bt_beam_tagged_w2
 
 # (c) every pair
 problem enzh_all "train: {source: $C/all.en, target: $C/all.zh}"
