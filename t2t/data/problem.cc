@@ -1,7 +1,7 @@
 #include "t2t/data/problem.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "t2t/core/error.h"
