@@ -16,6 +16,7 @@
 #include "t2t/io/tfrecord.h"
 #include "t2t/text/sentencepiece_encoder.h"
 #include "tests/support/background_process.h"
+#include "tests/support/sample_run.h"
 #include "tests/support/test_util.h"
 
 namespace fs = std::filesystem;
@@ -40,46 +41,12 @@ std::vector<std::string> sample_lines(const std::string& name, size_t from, size
   return out;
 }
 
-// The sample's data and a briefly trained model of `problem`
-// (translate_enzh_sample or its _rev), shared by the cases that name it.
-struct Model {
-  TempDir dir;
-  std::string data = dir / "data";
-  std::string run = dir / "run";
-  std::string problem;
-  bool ok = false;
-  std::string log;
-
-  Model(const std::string& tag, std::string problem_name) : dir(tag), problem(std::move(problem_name)) {
-    auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
-    log = r.output;
-    if (r.exit_code != 0) return;
-    r = run_command("./t2t-trainer --problem=" + problem + " --model=transformer " + kTinyHparams +
-                    " --data_dir=" + data + " --output_dir=" + run +
-                    " --train_steps=20 --local_eval_frequency=20 --eval_steps=2");
-    log += r.output;
-    ok = r.exit_code == 0;
-  }
-
-  std::string decoder(const std::string& extra) const {
-    return "./t2t-decoder --problem=" + problem + " --model=transformer "
-           "--hparams_set=transformer_tiny --data_dir=" + data + " --output_dir=" + run + " " +
-           extra;
-  }
-};
-
-const Model& reverse_model() {
-  static Model m("more_data_rev", "translate_enzh_sample_rev");
-  INFO(m.log);
-  REQUIRE(m.ok);
-  return m;
-}
-
 }  // namespace
 
 TEST_CASE("back-translation in pieces: killed and started again, it writes what one pass writes",
           "[e2e][backtranslation]") {
-  const Model& m = reverse_model();
+  // The reverse model, zh -> en.
+  const auto& m = t2t::test::trained_sample_run("more_data_rev", "translate_enzh_sample_rev");
   TempDir dir("bt_pieces");
   const std::string mono = dir / "mono.zh";
   write_lines(mono, sample_lines("train.zh", 0, 600));
@@ -222,20 +189,12 @@ TEST_CASE("a problem mixing real pairs with tagged back-translations trains and 
 TEST_CASE("distillation: a teacher translates the training sources and a student learns them",
           "[e2e][distillation]") {
   // The teacher: a model of the forward direction (the sample, briefly).
+  const auto& teacher = t2t::test::trained_sample_run("distill_teacher");
   TempDir dir("distill");
-  const Model& rev = reverse_model();  // its data directory has the sample's vocabularies
-  const std::string teacher_run = dir / "teacher";
-  auto t = run_command("./t2t-trainer --problem=translate_enzh_sample --model=transformer " +
-                       kTinyHparams + " --data_dir=" + rev.data + " --output_dir=" + teacher_run +
-                       " --train_steps=20 --schedule=train");
-  INFO(t.output);
-  REQUIRE(t.exit_code == 0);
   write_lines(dir / "train.en", sample_lines("train.en", 0, 300));
-  auto teach = run_command(
-      "./t2t-decoder --problem=translate_enzh_sample --model=transformer "
-      "--hparams_set=transformer_tiny --data_dir=" + rev.data + " --output_dir=" + teacher_run +
-      " --decode_hparams=beam_size=2,extra_length=20 --decode_from_file=" + (dir / "train.en") +
-      " --decode_to_file=" + (dir / "train.teacher.zh") + " --decode_piece_lines=100");
+  auto teach = run_command(teacher.decoder(
+      "--decode_hparams=beam_size=2,extra_length=20 --decode_from_file=" + (dir / "train.en") +
+      " --decode_to_file=" + (dir / "train.teacher.zh") + " --decode_piece_lines=100"));
   INFO(teach.output);
   REQUIRE(teach.exit_code == 0);
   const std::string sample = t2t::test::source_dir() + "/data/sample/";
