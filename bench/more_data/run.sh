@@ -22,7 +22,9 @@
 # exists is skipped, so a second call fills in what is missing (copy this
 # script elsewhere to run it while editing the tree: bash reads a script as
 # it goes).
-#   bench/more_data/run.sh       # STEPS=2000 TEACHER_STEPS=4000 THREADS=2 WORK=/tmp/t2t_more_data
+# PARTS picks the experiments: "bt distill" (the default), "bt" or "distill"
+# ((c), every pair, is trained for either: both compare with it).
+#   bench/more_data/run.sh       # STEPS=2000 TEACHER_STEPS=4000 THREADS=2 WORK=/tmp/t2t_more_data PARTS="bt distill"
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 TATOEBA=${TATOEBA:-$ROOT/../shared/data/tatoeba-enzh}
@@ -30,6 +32,11 @@ WORK=${WORK:-/tmp/t2t_more_data}
 STEPS=${STEPS:-2000}
 TEACHER_STEPS=${TEACHER_STEPS:-4000}
 THREADS=${THREADS:-2}
+PARTS=${PARTS:-bt distill}
+wants() { [[ " $PARTS " == *" $1 "* ]]; }
+for part in $PARTS; do
+  case $part in bt | distill) ;; *) echo "PARTS: unknown experiment '$part' (bt, distill)" >&2; exit 1 ;; esac
+done
 [ -f "$TATOEBA/train.en" ] || { echo "no Tatoeba data at $TATOEBA (TATOEBA=...)" >&2; exit 1; }
 bench_require "$BUILD/t2t-datagen" "$BUILD/t2t-trainer" "$BUILD/t2t-decoder" "$BUILD/t2t-bleu"
 mkdir -p "$WORK/corpus" "$WORK/usr" "$WORK/logs"
@@ -126,6 +133,7 @@ bleu() {  # bleu NAME PROBLEM DATA: the dev set, beam 4, alpha 0.6
 }
 
 mkdir -p "$WORK/runs"
+if wants bt; then
 # (a) and the reverse model, on the parallel half
 problem enzh_half "train: {source: $C/half.en, target: $C/half.zh}"
 datagen enzh_half
@@ -163,6 +171,7 @@ datagen enzh_bt_beam_tagged_w2
 echo transformer_tiny >"$WORK/runs/bt_beam_tagged_w2.set"
 train bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 transformer_tiny "$STEPS"
 bleu bt_beam_tagged_w2 enzh_bt_beam_tagged_w2 enzh_bt_beam_tagged_w2
+fi
 
 # (c) every pair
 problem enzh_all "train: {source: $C/all.en, target: $C/all.zh}"
@@ -172,6 +181,7 @@ bleu all enzh_all enzh_all
 
 # Distillation: a transformer_small teacher on every pair, a tiny student on
 # its translations of the training sources
+if wants distill; then
 echo transformer_small >"$WORK/runs/teacher.set"
 train teacher enzh_all enzh_all transformer_small "$TEACHER_STEPS"
 bleu teacher enzh_all enzh_all
@@ -181,6 +191,7 @@ datagen enzh_distilled
 echo transformer_tiny >"$WORK/runs/student.set"
 train student enzh_distilled enzh_distilled transformer_tiny "$STEPS"
 bleu student enzh_distilled enzh_distilled
+fi
 
 echo
 column -t -s$'\t' "$RESULTS"
