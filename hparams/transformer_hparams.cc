@@ -131,6 +131,33 @@ HParams transformer_tiny() {
   return hp;
 }
 
+// Relative position self-attention (Shaw et al., 2018) in place of the
+// timing signal: learned embeddings of distances clipped at 20.
+HParams transformer_relative() {
+  HParams hp = transformer_base();
+  hp.set("pos", "none");
+  hp.set("self_attention_type", "dot_product_relative");
+  hp.set("max_relative_position", 20);
+  return hp;
+}
+
+HParams transformer_relative_tiny() {
+  HParams hp = transformer_relative();
+  hp.set("num_hidden_layers", 2);
+  hp.set("hidden_size", 128);
+  hp.set("filter_size", 512);
+  hp.set("num_heads", 4);
+  return hp;
+}
+
+HParams transformer_relative_big() {
+  HParams hp = transformer_big();
+  hp.set("pos", "none");
+  hp.set("self_attention_type", "dot_product_relative");
+  hp.set("max_relative_position", 20);
+  return hp;
+}
+
 // T2T's smallest set, for tests: 2 layers of 16 channels.
 HParams transformer_test() {
   HParams hp = transformer_base();
@@ -154,5 +181,8 @@ T2T_REGISTER_HPARAMS(transformer_base_multistep8);
 T2T_REGISTER_HPARAMS(transformer_small);
 T2T_REGISTER_HPARAMS(transformer_tiny);
 T2T_REGISTER_HPARAMS(transformer_test);
+T2T_REGISTER_HPARAMS(transformer_relative);
+T2T_REGISTER_HPARAMS(transformer_relative_tiny);
+T2T_REGISTER_HPARAMS(transformer_relative_big);
 
 }  // namespace t2t

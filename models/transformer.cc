@@ -130,8 +130,6 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
                 std::to_string(features.target_vocab_size) + ".");
   }
   require(hp, "ffn_layer", "dense_relu_dense");
-  require(hp, "self_attention_type", "dot_product");
-  require(hp, "max_relative_position", "0");
   // T2T's hparams that the transformer carries but does not read as T2T
   // does: refused, or said at start-up when asked for.
   for (const std::string& note : check_honoured_hparams(hp, "transformer"))
@@ -513,7 +511,10 @@ std::unique_ptr<DecoderState> Transformer::start_decoding(const torch::Tensor& i
   std::tie(memory, state->encoder_padding) = encode(inputs);
   state->memory_mask = attention_mask_from_padding(state->encoder_padding);
   state->layers.resize(decoder_.size());
-  state->use_slots = !is_training() && decode_attention_supported(memory);
+  // The slot-table kernels have no relative positions: such a model's
+  // caches are reordered with its beams instead.
+  state->use_slots = !is_training() && decode_attention_supported(memory) &&
+                     config_.max_relative_position == 0;
   // An int8 model keeps its attention caches in bfloat16: they are most of
   // a decoding batch's memory, its products are approximate already, and
   // the attention reads half the bytes.

@@ -1,5 +1,6 @@
 #include "models/transformer_layers.h"
 
+#include "models/relative_attention.h"
 #include "t2t/kernels/cpu_layer_norm.h"
 #include "t2t/kernels/decode_attention.h"
 #include "t2t/kernels/dropout.h"
@@ -113,6 +114,25 @@ TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
                   c.num_heads);
   check_divisible(value_channels > 0 ? "attention_value_channels" : "hidden_size", c.value_channels,
                   c.num_heads);
+  const std::string attention_type =
+      hp.has("self_attention_type") ? hp.get_string("self_attention_type") : "dot_product";
+  if (attention_type == "dot_product_relative") {
+    c.max_relative_position = int_or(hp, "max_relative_position", 0);
+    if (c.max_relative_position <= 0)
+      throw Error("hparam max_relative_position=" + std::to_string(c.max_relative_position) +
+                  " must be positive with self_attention_type=dot_product_relative (T2T's "
+                  "transformer_relative sets 20).");
+    // T2T gives the value embeddings the keys' depth and adds them to the
+    // values: the two depths must agree.
+    if (c.key_channels != c.value_channels)
+      throw Error("self_attention_type=dot_product_relative needs equal key and value depths; "
+                  "got attention_key_channels " + std::to_string(c.key_channels) +
+                  " and attention_value_channels " + std::to_string(c.value_channels) + ".");
+  } else if (attention_type != "dot_product") {
+    throw Error("hparam self_attention_type='" + attention_type +
+                "' is not supported by the transformer; use dot_product or "
+                "dot_product_relative.");
+  }
   c.preprocess = sequence_letters(hp, "layer_preprocess_sequence", true);
   c.postprocess = sequence_letters(hp, "layer_postprocess_sequence", false);
   c.prepostprocess_dropout = hp.get_float("layer_prepostprocess_dropout");
@@ -245,6 +265,17 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const TransformerLayerConfig& c, 
     init_dense_weight(qkv_->weight.narrow(0, 2 * k, v), c.initializer, c.initializer_gain);
   }
   output_ = register_module("output", dense(v, c.hidden_size, false, c));
+  if (!memory && c.max_relative_position > 0) {
+    max_relative_ = c.max_relative_position;
+    // T2T's tables: [2 * max + 1, key depth per head], under its global
+    // initializer like any other variable.
+    const int64_t depth = k / num_heads_;
+    relative_keys_ = register_parameter("relative_keys", torch::empty({2 * max_relative_ + 1, depth}));
+    relative_values_ =
+        register_parameter("relative_values", torch::empty({2 * max_relative_ + 1, depth}));
+    init_dense_weight(relative_keys_, c.initializer, c.initializer_gain);
+    init_dense_weight(relative_values_, c.initializer, c.initializer_gain);
+  }
 }
 
 torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
@@ -312,6 +343,16 @@ torch::Tensor MultiheadAttentionImpl::attend(const torch::Tensor& q, const torch
   return output_->forward(out);
 }
 
+torch::Tensor MultiheadAttentionImpl::attend_relative_positions(const torch::Tensor& q,
+                                                                const torch::Tensor& k,
+                                                                const torch::Tensor& v,
+                                                                const torch::Tensor& buckets,
+                                                                const torch::Tensor& allowed) {
+  const auto out = attend_relative(q, k, v, relative_keys_, relative_values_, buckets, allowed,
+                                   query_scale(), is_training() ? dropout_ : 0.0);
+  return output_->forward(out.transpose(1, 2).reshape({q.size(0), q.size(2), value_channels_}));
+}
+
 torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& memory,
                                               const torch::Tensor& mask, bool causal,
                                               AttentionCache* cache) {
@@ -331,6 +372,18 @@ torch::Tensor MultiheadAttentionImpl::self_attention(const torch::Tensor& x,
                                                      const torch::Tensor& mask, bool causal) {
   auto parts =
       qkv_->forward(x).split_with_sizes({key_channels_, key_channels_, value_channels_}, -1);
+  if (max_relative_ > 0) {
+    const int64_t length = x.size(1);
+    auto allowed = mask;
+    if (causal) {
+      const auto past =
+          torch::ones({length, length}, x.options().dtype(torch::kBool)).tril();
+      allowed = allowed.defined() ? allowed.logical_and(past) : past;
+    }
+    return attend_relative_positions(
+        split_heads(parts[0]), split_heads(parts[1]), split_heads(parts[2]),
+        relative_buckets(length, length, 0, max_relative_, x.device()), allowed);
+  }
   return attend(split_heads(parts[0]), split_heads(parts[1]), split_heads(parts[2]), mask, causal);
 }
 
@@ -407,6 +460,7 @@ torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x
   TORCH_CHECK(rows <= keys.size(0), "self_attention_step: ", rows, " rows for a cache of ",
               keys.size(0), " slots");
   if (slots.defined()) {
+    TORCH_CHECK(max_relative_ == 0, "self_attention_step: no slot tables with relative positions");
     store_position(keys, length, parts[1].view({rows, num_heads_, -1}));
     store_position(values, length, parts[2].view({rows, num_heads_, -1}));
     const auto q = parts[0].view({rows, num_heads_, -1});
@@ -416,6 +470,11 @@ torch::Tensor MultiheadAttentionImpl::self_attention_step(const torch::Tensor& x
   keys.narrow(0, 0, rows).narrow(2, length, 1).copy_(k);
   values.narrow(0, 0, rows).narrow(2, length, 1).copy_(v);
   // Every cached position precedes the query: no mask needed.
+  if (max_relative_ > 0)
+    return attend_relative_positions(
+        split_heads(parts[0]), keys.narrow(0, 0, rows).narrow(2, 0, length + 1),
+        values.narrow(0, 0, rows).narrow(2, 0, length + 1),
+        relative_buckets(1, length + 1, length, max_relative_, x.device()), torch::Tensor());
   return attend(split_heads(parts[0]), keys.narrow(2, 0, length + 1),
                 values.narrow(2, 0, length + 1), torch::Tensor(), false);
 }
@@ -433,6 +492,11 @@ torch::Tensor MultiheadAttentionImpl::static_self_attention_step(const torch::Te
   // whatever position the step is.
   keys.index_copy_(2, position, split_heads(parts[1]));
   values.index_copy_(2, position, split_heads(parts[2]));
+  if (max_relative_ > 0)
+    return attend_relative_positions(split_heads(parts[0]), keys.narrow(2, 0, positions),
+                                     values.narrow(2, 0, positions),
+                                     relative_buckets_at(position, positions, max_relative_),
+                                     mask);
   const auto out = attend_few_queries(split_heads(parts[0]), keys.narrow(2, 0, positions),
                                       values.narrow(2, 0, positions), mask, query_scale());
   return output_->forward(out.transpose(1, 2).reshape({x.size(0), 1, value_channels_}));

@@ -1,8 +1,9 @@
 // Building blocks of T2T's Transformer (tensor2tensor/models/transformer.py,
 // layers/common_attention.py, layers/common_layers.py): the timing signal,
 // the letter-coded layer pre/post-processing, bias-free multi-head attention
-// on LibTorch's fused scaled_dot_product_attention, the ReLU feed-forward
-// network, and encoder and decoder layers.
+// on LibTorch's fused scaled_dot_product_attention (or with relative
+// positions, relative_attention.h), the ReLU feed-forward network, and
+// encoder and decoder layers.
 #pragma once
 
 #include <torch/torch.h>
@@ -25,6 +26,9 @@ struct TransformerLayerConfig {
   int64_t num_heads = 0;
   int64_t key_channels = 0;    // total over heads
   int64_t value_channels = 0;  // total over heads
+  // Self-attention with relative positions (T2T's self_attention_type
+  // dot_product_relative) clipped at this distance; 0: plain dot products.
+  int64_t max_relative_position = 0;
   std::string preprocess;      // letters of layer_preprocess_sequence ("" for "none")
   std::string postprocess;     // letters of layer_postprocess_sequence
   double prepostprocess_dropout = 0.0;
@@ -171,6 +175,11 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   double query_scale() const;
   torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                        const torch::Tensor& mask, bool causal);
+  // Self-attention with relative positions: buckets [queries, keys]
+  // (relative_attention.h), allowed as attend_relative takes it.
+  torch::Tensor attend_relative_positions(const torch::Tensor& q, const torch::Tensor& k,
+                                          const torch::Tensor& v, const torch::Tensor& buckets,
+                                          const torch::Tensor& allowed);
   void log_attention_backend(const torch::Tensor& q, const torch::Tensor& k,
                              const torch::Tensor& v, const std::optional<torch::Tensor>& mask,
                              double dropout, bool causal) const;
@@ -186,6 +195,9 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   Dense q_{nullptr};
   Dense kv_{nullptr};
   Dense output_{nullptr};
+  // Relative positions (self-attention only): 0 and undefined without.
+  int64_t max_relative_ = 0;
+  torch::Tensor relative_keys_, relative_values_;  // [2 * max + 1, depth]
 };
 TORCH_MODULE(MultiheadAttention);
 

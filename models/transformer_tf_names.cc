@@ -74,6 +74,12 @@ TFSource layer_source(const std::string& stack, const std::string& layer,
     } else if (rest == "output.weight") {
       s.parts = {{attention + "output_transform/kernel"}};
     }
+    if (module == "self_attention" && (rest == "relative_keys" || rest == "relative_values")) {
+      // T2T's tables are laid out as t2t's: [2 * max + 1, depth].
+      s.transpose = false;
+      s.parts = {{attention + "dot_product_attention_relative/relative_positions_" +
+                  rest.substr(9) + "/embeddings"}};
+    }
   } else if (module == "ffn" && (rest == "conv1.weight" || rest == "conv2.weight")) {
     s.transpose = true;
     s.parts = {{base + "ffn/" + rest.substr(0, 5) + "/kernel"}};

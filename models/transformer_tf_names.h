@@ -6,6 +6,8 @@
 //   symbol_modality_<V>_<H>/{shared,input_emb,target_emb,softmax}/weights_<i>
 //   body/target_space_embedding/kernel
 //   body/{encoder,decoder}/layer_<i>/<sub>/multihead_attention/{q,k,v,output_transform}/kernel
+//   body/{encoder,decoder}/layer_<i>/self_attention/multihead_attention/
+//       dot_product_attention_relative/relative_positions_{keys,values}/embeddings
 //   body/{encoder,decoder}/layer_<i>/ffn/conv{1,2}/{kernel,bias}
 //   body/{encoder,decoder}/layer_<i>/<sub>/layer_prepostprocess{,_1}/layer_norm/layer_norm_{scale,bias}
 //   body/{encoder,decoder}/layer_prepostprocess/layer_norm/...   (the stack's last norm)

@@ -34,6 +34,12 @@ T2THparamsJson apply_t2t_hparams_json(HParams& hp, const std::string& path) {
       out.unknown.push_back(key);
       continue;
     }
+    // T2T's sets without a position signal (transformer_relative) set pos
+    // to None, which T2T reads as no signal: t2t's "none".
+    if (key == "pos" && kv.second.IsNull()) {
+      hp.apply_yaml_string("pos: none", source);
+      continue;
+    }
     if (kv.second.IsNull() || kv.second.IsMap()) {
       out.unusable.push_back(key + ": " + (kv.second.IsNull() ? "null" : "an object"));
       continue;

@@ -81,8 +81,12 @@ TEST_CASE("static shapes: sentences and lengths round up to few buckets", "[stat
 
 TEST_CASE("static shapes: each step's logits equal the usual step's, whatever the reordering",
           "[static_decoding]") {
-  auto model = small_transformer("transformer_tiny", 11);
-  auto fixed = small_transformer("transformer_tiny", 11);
+  // Relative positions read the step's position on the device.
+  const std::string set =
+      GENERATE(std::string("transformer_tiny"), std::string("transformer_relative_tiny"));
+  INFO(set);
+  auto model = small_transformer(set, 11);
+  auto fixed = small_transformer(set, 11);
   fixed->set_static_decoding(true, false);
   const auto inputs = sources(3, 6, 5);
   torch::NoGradGuard no_grad;
@@ -113,7 +117,8 @@ TEST_CASE("static shapes: each step's logits equal the usual step's, whatever th
 
 TEST_CASE("static shapes: searches equal the usual ones, batch after batch on one arena",
           "[static_decoding]") {
-  for (const std::string set : {"transformer_tiny", "transformer_base_v1"}) {
+  for (const std::string set :
+       {"transformer_tiny", "transformer_base_v1", "transformer_relative_tiny"}) {
     INFO(set);
     auto model = small_transformer(set, 3);
     auto fixed = small_transformer(set, 3);

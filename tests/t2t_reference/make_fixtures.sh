@@ -11,6 +11,12 @@
 #   T2T_REAL=/tmp/t2t-real ../shared/t2t-reference-env/setup.sh   # once
 #   T2T_REAL=/tmp/t2t-real tests/t2t_reference/make_fixtures.sh
 #
+# The same for T2T's relative position attention, into
+# tests/fixtures/t2t_run_relative (distances clipped at 6, so that the short
+# sample sentences clip many):
+#   T2T_REAL=/tmp/t2t-real SET=transformer_relative_tiny EXTRA=,max_relative_position=6 \
+#     OUT=tests/fixtures/t2t_run_relative tests/t2t_reference/make_fixtures.sh
+#
 # T2T shuffles shards without a seed and TensorFlow's initializers differ
 # from run to run, so a new run gives other (equally valid) fixtures.
 set -euo pipefail
@@ -22,29 +28,30 @@ PY=$T2T_REAL/venv/bin/python
 export CUDA_VISIBLE_DEVICES=
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-OUT=$ROOT/tests/fixtures/t2t_run
+OUT=$(realpath -m "${OUT:-$ROOT/tests/fixtures/t2t_run}")
+SET=${SET:-transformer_tiny}
 PROBLEM=translate_enzh_fixture
-HPARAMS='hidden_size=16,filter_size=32,num_heads=2,batch_size=256,max_length=48,learning_rate_warmup_steps=10'
+HPARAMS="hidden_size=16,filter_size=32,num_heads=2,batch_size=256,max_length=48,learning_rate_warmup_steps=10${EXTRA:-}"
 
 mkdir -p "$WORK/tmp"
 cp "$ROOT"/data/sample/{train,dev}.{en,zh} "$WORK/tmp/"
 "$PY" "$T2T_REAL/datagen.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
   --data_dir="$WORK/data" --tmp_dir="$WORK/tmp"
 "$T2T_REAL/venv/bin/t2t-trainer" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --model=transformer --hparams_set=transformer_tiny --hparams="$HPARAMS" \
+  --data_dir="$WORK/data" --model=transformer --hparams_set=$SET --hparams="$HPARAMS" \
   --output_dir="$WORK/train" --train_steps=20 --schedule=train --save_checkpoints_steps=20 \
   --keep_checkpoint_max=1 --random_seed=1 \
   --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
 mkdir -p "$WORK/expected"
 "$PY" "$HERE/t2t_expected.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --output_dir="$WORK/train" --hparams_set=transformer_tiny \
+  --data_dir="$WORK/data" --output_dir="$WORK/train" --hparams_set=$SET \
   --hparams="$HPARAMS" --out="$WORK/expected/expected"
 
 # T2T's own greedy decodes of a few dev sentences (20 steps do not make a
 # translator: they show where t2t's decoding of the same checkpoint agrees).
 head -n 12 "$ROOT/data/sample/dev.en" > "$WORK/in.en"
 "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --model=transformer --hparams_set=transformer_tiny \
+  --data_dir="$WORK/data" --model=transformer --hparams_set=$SET \
   --output_dir="$WORK/train" --decode_hparams="beam_size=1" \
   --decode_from_file="$WORK/in.en" --decode_to_file="$WORK/greedy.zh" \
   --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1

@@ -40,9 +40,20 @@ const std::string kOverrides =
 constexpr int64_t kInputVocab = 256;
 constexpr int64_t kTargetVocab = 370;
 
-t2t::HParams run_hparams() {
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.parse(kOverrides);
+// A fixture of make_fixtures.sh: its directory, hparams set and the
+// overrides it added to kOverrides.
+struct Run {
+  std::string dir, set, extra;
+};
+const std::vector<Run> kRuns = {
+    {kFixture, "transformer_tiny", ""},
+    // T2T's relative position attention, distances clipped at 6.
+    {t2t::test::source_dir() + "/tests/fixtures/t2t_run_relative", "transformer_relative_tiny",
+     ",max_relative_position=6"}};
+
+t2t::HParams run_hparams(const Run& run = kRuns[0]) {
+  t2t::HParams hp = t2t::hparams_registry().get(run.set)();
+  hp.parse(kOverrides + run.extra);
   return hp;
 }
 
@@ -60,19 +71,23 @@ torch::Tensor read(const t2t::TFCheckpointReader& r, const std::string& name) {
 double max_abs(const torch::Tensor& t) { return t.abs().max().item<double>(); }
 
 struct Fixture {
-  t2t::TFCheckpointReader run{t2t::find_tf_checkpoint(kFixture + "/train")};
-  t2t::TFCheckpointReader expected{kFixture + "/expected/expected"};
-  t2t::HParams hp = run_hparams();
-  int64_t space = expected.read_scalar_int("target_space_id");
-  std::shared_ptr<t2t::Transformer> model;
-
-  Fixture() {
+  explicit Fixture(const Run& r = kRuns[0])
+      : run(t2t::find_tf_checkpoint(r.dir + "/train")),
+        expected(r.dir + "/expected/expected"),
+        hp(run_hparams(r)),
+        space(expected.read_scalar_int("target_space_id")) {
     torch::manual_seed(1);
     model = std::make_shared<t2t::Transformer>(
         hp, t2t::FeatureInfo{kInputVocab, kTargetVocab, false});
     t2t::load_transformer_from_tf(*model, run, space);
     model->train();  // every dropout is 0: training mode, as T2T's step ran
   }
+  t2t::TFCheckpointReader run;
+  t2t::TFCheckpointReader expected;
+  t2t::HParams hp;
+  int64_t space;
+  std::shared_ptr<t2t::Transformer> model;
+
   torch::Tensor inputs() const { return read(expected, "batch/inputs"); }
   torch::Tensor targets() const { return read(expected, "batch/targets"); }
   std::vector<std::pair<std::string, t2t::TFSource>> sources() const {
@@ -100,8 +115,23 @@ TEST_CASE("T2T's checkpoint fills every parameter, softmax untied for en-zh", "[
   CHECK(torch::equal(params["encoder.0.self_attention.qkv.weight"].narrow(0, 0, 16), q.t()));
 }
 
+TEST_CASE("T2T's relative position tables fill t2t's", "[t2t_equivalence]") {
+  Fixture f(kRuns[1]);
+  const std::string scope =
+      "transformer/body/decoder/layer_1/self_attention/multihead_attention/"
+      "dot_product_attention_relative/relative_positions_";
+  auto params = f.model->named_parameters();
+  const auto keys = read(f.run, scope + "keys/embeddings");
+  CHECK(keys.sizes() == torch::IntArrayRef({13, 8}));  // 2 * 6 + 1 distances, 16 / 2 channels
+  CHECK(torch::equal(params["decoder.1.self_attention.relative_keys"], keys));
+  CHECK(torch::equal(params["decoder.1.self_attention.relative_values"],
+                     read(f.run, scope + "values/embeddings")));
+}
+
 TEST_CASE("logits and loss equal T2T's for the same weights and batch", "[t2t_equivalence]") {
-  Fixture f;
+  const Run& r = GENERATE(from_range(kRuns));
+  INFO(r.set);
+  Fixture f(r);
   const auto expected_logits = read(f.expected, "logits");
   torch::NoGradGuard no_grad;
   const auto logits = f.model->forward(f.inputs(), f.targets());
@@ -116,7 +146,9 @@ TEST_CASE("logits and loss equal T2T's for the same weights and batch", "[t2t_eq
 }
 
 TEST_CASE("gradients equal T2T's", "[t2t_equivalence]") {
-  Fixture f;
+  const Run& r = GENERATE(from_range(kRuns));
+  INFO(r.set);
+  Fixture f(r);
   const auto logits = f.model->forward(f.inputs(), f.targets());
   const auto l = t2t::smoothed_cross_entropy(logits, f.targets(), f.hp.get_float("label_smoothing"));
   (l.loss_sum / l.weight_sum).backward();
@@ -131,7 +163,9 @@ TEST_CASE("gradients equal T2T's", "[t2t_equivalence]") {
 }
 
 TEST_CASE("one training step from T2T's Adam state equals T2T's", "[t2t_equivalence]") {
-  Fixture f;
+  const Run& r = GENERATE(from_range(kRuns));
+  INFO(r.set);
+  Fixture f(r);
   const int64_t step = f.expected.read_scalar_int("step_before");
   REQUIRE(step == f.run.read_scalar_int("global_step"));
   // The schedule at `step` is T2T's; the update from `step` applies the
@@ -201,9 +235,11 @@ TEST_CASE("learning rate schedules equal T2T's over 10,000 steps", "[t2t_equival
 }
 
 TEST_CASE("initial values have T2T's mean and variance", "[t2t_equivalence]") {
-  t2t::TFCheckpointReader expected(kFixture + "/expected/expected");
-  // transformer_tiny's own sizes on the fixture's vocabularies, as T2T drew them.
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
+  const Run& r = GENERATE(from_range(kRuns));
+  INFO(r.set);
+  t2t::TFCheckpointReader expected(r.dir + "/expected/expected");
+  // The set's own sizes on the fixture's vocabularies, as T2T drew them.
+  t2t::HParams hp = t2t::hparams_registry().get(r.set)();
   torch::manual_seed(7);
   t2t::Transformer model(hp, t2t::FeatureInfo{kInputVocab, kTargetVocab, false});
   const int64_t hidden = hp.get_int("hidden_size");

@@ -5,7 +5,9 @@
 // (tests/fixtures/t2t_run, tests/t2t_reference/make_fixtures.sh), and 4 steps
 // of a post-norm transformer_base_v1 with one vocabulary and one embedding
 // shared by both languages (tests/fixtures/t2t_run_shared,
-// make_shared_fixture.sh), each with T2T's own decodes of 12 sentences.
+// make_shared_fixture.sh), and 20 steps of transformer_relative_tiny
+// (tests/fixtures/t2t_run_relative, make_fixtures.sh on the first's data),
+// each with T2T's own decodes of 12 sentences.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
@@ -319,4 +321,40 @@ TEST_CASE("T2T's Adam state reads from TensorFlow 1's slot names as from LazyAda
   t2t::apply_t2t_hparams_json(hp, t2t::t2t_hparams_json_path(run));
   CHECK(t2t::tf_adam_steps(t2t::TFCheckpointReader(run + "/model.ckpt-20"), hp) == 20);
   CHECK(t2t::tf_adam_steps(lazy, hp) == 20);
+}
+
+TEST_CASE("a T2T model with relative position attention decodes and trains on in t2t",
+          "[t2t_import][decoder][trainer][e2e]") {
+  TempDir dir("t2t_import_relative");
+  const std::string fixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run_relative";
+  // transformer_tiny named on purpose: T2T's hparams.json brings the
+  // relative attention (self_attention_type, max_relative_position 6) and
+  // its "pos": null, no timing signal.
+  const std::string problem = t2t_fixture_problem(dir) + " --hparams_set=transformer_tiny";
+  auto r = run_command("./t2t-decoder " + problem + " --output_dir=" + fixture +
+                       "/train --decode_from_file=" + fixture +
+                       "/decodes/in.en --decode_hparams=beam_size=1,batch_decode_length=true"
+                       " --decode_to_file=" + (dir / "greedy.zh"));
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("self_attention_type: dot_product -> dot_product_relative") &&
+                           Contains("max_relative_position: 0 -> 6") &&
+                           Contains("pos: timing -> none"));
+  const auto t2t = read_lines(fixture + "/decodes/greedy.zh");
+  REQUIRE(t2t.size() == 12);
+  CHECK(read_lines(dir / "greedy.zh") == t2t);
+
+  // Training goes on from T2T's step with its weights and Adam state.
+  const std::string run = dir / "run";
+  std::filesystem::copy(fixture + "/train", run);
+  r = run_command("./t2t-trainer " + problem +
+                  " --threads=1 --log_step_count_steps=1 --schedule=train --train_steps=22"
+                  " --output_dir=" + run);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
+  CHECK(std::stod(m[1]) < 4.5);  // a fresh model's is about ln(370) = 5.9
+  CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
 }

@@ -380,3 +380,37 @@ TEST_CASE("the AVX2 int8 kernel computes the per-row 7-bit quantized product exa
   CHECK(got[0][0].item<float>() == Approx(4.0f).margin(4.0 / 64));
   CHECK(got[0][1].item<float>() == Approx(-4.0f).margin(4.0 / 64));
 }
+
+TEST_CASE("a quantized Transformer with relative positions decodes close to the float one",
+          "[int8][relative]") {
+  if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
+  t2t::HParams hp = t2t::hparams_registry().get("transformer_relative_tiny")();
+  hp.set("hidden_size", int64_t{64});
+  hp.set("filter_size", int64_t{128});
+  hp.set("num_heads", int64_t{4});
+  hp.set("max_relative_position", int64_t{3});
+  torch::manual_seed(7);
+  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{60, 60, false});
+  model->eval();
+  const auto inputs = torch::randint(2, 60, {5, 9}, torch::kLong);
+  inputs.select(1, 8).fill_(t2t::kEosId);
+  const auto targets = torch::randint(2, 60, {5, 7}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  const auto float_logits = model->forward(inputs, targets);
+  model->quantize_int8();
+  const auto int8_logits = model->forward(inputs, targets);
+  CHECK(relative_error(int8_logits, float_logits) < 0.05);
+  // The relative tables stay float32; the caches too (no slot tables).
+  const auto state = model->start_decoding(inputs);
+  for (int64_t t = 0; t < 7; ++t) {
+    const auto last = t == 0 ? torch::zeros({5}, torch::kLong) : targets.select(1, t - 1);
+    INFO("position " << t);
+    CHECK(relative_error(model->decode_step(*state, last), int8_logits.select(1, t)) < 0.035);
+  }
+  CHECK(state->layers[0].self_keys.scalar_type() == torch::kFloat);
+  t2t::SearchOptions search;
+  search.beam_size = 4;
+  search.extra_length = 6;
+  const auto results = t2t::beam_search(*model, inputs, search);
+  CHECK(results.size() == 5);
+}
