@@ -49,7 +49,10 @@ bit):
   - positions: t2t's timing signal (get_timing_signal_1d, computed here as
     t2t computes it) is given as explicit position_encodings tables of
     --max_positions rows, row p at position p; CTranslate2's built-in
-    sinusoid would start at position 1, t2t's starts at 0.
+    sinusoid would start at position 1, t2t's starts at 0. A model with
+    relative position attention (transformer_relative, pos none) has no
+    tables: its relative_keys / relative_values go to each self-attention's
+    relative_position_keys / _values, which CTranslate2 uses as T2T does.
   - target space: t2t adds one learned vector t to every embedded source
     position after scaling, x = W[id] * sqrt(hidden) + t. The source
     embedding is stored as that sum, W * sqrt(hidden) + t, with the
@@ -76,7 +79,7 @@ itself (add_source_eos), so a source is the ids t2t's text encoder gives,
 without the EOS t2t adds.
 
 Refused, with the hparam or checkpoint key named: post-norm models
-(transformer_base_v1), norm_type other than layer, relative or other
+(transformer_base_v1), norm_type other than layer, other
 attention types, other feed-forward layers, attention_key_channels /
 attention_value_channels other than hidden_size, and any checkpoint tensor
 this mapping does not consume.
@@ -245,13 +248,17 @@ def check_hparams(hp, origin):
         refuse("layer_preprocess_sequence", pre, "'n', as transformer_base_v2/v3 and later")
     if without_dropout(post) != "a":
         refuse("layer_postprocess_sequence", post, "'da', as transformer_base_v2/v3 and later")
-    for name, want in (("norm_type", "layer"), ("ffn_layer", "dense_relu_dense"),
-                       ("self_attention_type", "dot_product")):
+    for name, want in (("norm_type", "layer"), ("ffn_layer", "dense_relu_dense")):
         value = str(hparam(hp, origin, name, want))
         if value != want:
             refuse(name, value, want)
-    if as_int(hp, origin, "max_relative_position", 0) != 0:
-        refuse("max_relative_position", hp["max_relative_position"], "0: no relative attention")
+    attention = str(hparam(hp, origin, "self_attention_type", "dot_product"))
+    if attention not in ("dot_product", "dot_product_relative"):
+        refuse("self_attention_type", attention, "dot_product or dot_product_relative")
+    # CTranslate2's relative position representations are T2T's (Shaw et
+    # al.): one key and one value table of 2 * max + 1 rows shared by the heads.
+    relative = as_int(hp, origin, "max_relative_position", 0) \
+        if attention == "dot_product_relative" else 0
     if not as_bool(hparam(hp, origin, "causal_decoder_self_attention", True)):
         refuse("causal_decoder_self_attention", hp["causal_decoder_self_attention"], "true")
     pos = str(hparam(hp, origin, "pos", "timing"))
@@ -270,8 +277,14 @@ def check_hparams(hp, origin):
     if hidden % heads != 0:
         raise ExportError("hparam hidden_size=%d is not divisible by num_heads=%d (%s)"
                           % (hidden, heads, origin))
+    if attention == "dot_product_relative" and relative <= 0:
+        refuse("max_relative_position", relative, "positive with dot_product_relative")
+    if relative and pos != "none":
+        refuse("pos", pos, "none with relative attention: CTranslate2 adds no position "
+               "encodings to a model with relative positions")
     return dict(hidden=hidden, heads=heads, epsilon=as_float(hp, origin, "norm_epsilon"),
-                timing=pos == "timing", sqrt_depth=embedding_mode == "sqrt_depth")
+                timing=pos == "timing", sqrt_depth=embedding_mode == "sqrt_depth",
+                relative=relative)
 
 
 # --- the mapping --------------------------------------------------------------
@@ -356,10 +369,15 @@ def set_ffn(spec, w, prefix, hidden):
     set_linear(spec.linear_1, w, prefix + "ffn.conv2", (hidden, filter_size), bias=True)
 
 
-def set_self_attention(spec, w, prefix, hidden):
+def set_self_attention(spec, w, prefix, cfg):
+    hidden = cfg["hidden"]
     set_layer_norm(spec.layer_norm, w, prefix + "self_attention_pre", hidden)
     set_linear(spec.linear[0], w, prefix + "self_attention.qkv", (3 * hidden, hidden))
     set_linear(spec.linear[1], w, prefix + "self_attention.output", (hidden, hidden))
+    if cfg["relative"]:
+        table = (2 * cfg["relative"] + 1, hidden // cfg["heads"])
+        spec.relative_position_keys = w.take(prefix + "self_attention.relative_keys", table)
+        spec.relative_position_values = w.take(prefix + "self_attention.relative_values", table)
 
 
 def build_spec(w, cfg, max_positions, unk_id):
@@ -370,17 +388,20 @@ def build_spec(w, cfg, max_positions, unk_id):
     hidden, heads = cfg["hidden"], cfg["heads"]
     num_encoder = w.count_layers("encoder")
     num_decoder = w.count_layers("decoder")
-    encoder = transformer_spec.TransformerEncoderSpec(num_encoder, heads, pre_norm=True)
-    decoder = transformer_spec.TransformerDecoderSpec(num_decoder, heads, pre_norm=True)
+    relative = bool(cfg["relative"])
+    encoder = transformer_spec.TransformerEncoderSpec(num_encoder, heads, pre_norm=True,
+                                                      relative_position=relative)
+    decoder = transformer_spec.TransformerDecoderSpec(num_decoder, heads, pre_norm=True,
+                                                      relative_position=relative)
     spec = transformer_spec.TransformerSpec(encoder, decoder)
 
     for i, layer in enumerate(encoder.layer):
         prefix = "encoder.%d." % i
-        set_self_attention(layer.self_attention, w, prefix, hidden)
+        set_self_attention(layer.self_attention, w, prefix, cfg)
         set_ffn(layer.ffn, w, prefix, hidden)
     for i, layer in enumerate(decoder.layer):
         prefix = "decoder.%d." % i
-        set_self_attention(layer.self_attention, w, prefix, hidden)
+        set_self_attention(layer.self_attention, w, prefix, cfg)
         set_layer_norm(layer.attention.layer_norm, w, prefix + "encdec_attention_pre", hidden)
         set_linear(layer.attention.linear[0], w, prefix + "encdec_attention.q", (hidden, hidden))
         set_linear(layer.attention.linear[1], w, prefix + "encdec_attention.kv",
@@ -432,10 +453,11 @@ def build_spec(w, cfg, max_positions, unk_id):
         encoder.embeddings[0].weight = input_emb
         encoder.scale_embeddings = cfg["sqrt_depth"]
 
-    positions = timing_signal(max_positions, hidden) if cfg["timing"] else \
-        torch.zeros(max_positions, hidden)
-    encoder.position_encodings.encodings = positions
-    decoder.position_encodings.encodings = positions
+    if not relative:  # with relative positions CTranslate2 has no position tables
+        positions = timing_signal(max_positions, hidden) if cfg["timing"] else \
+            torch.zeros(max_positions, hidden)
+        encoder.position_encodings.encodings = positions
+        decoder.position_encodings.encodings = positions
 
     w.check_all_taken()
 

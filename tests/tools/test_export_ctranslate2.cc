@@ -1,7 +1,7 @@
 // End-to-end test of tools/export_ctranslate2.py: a briefly trained pre-norm
 // transformer on the bundled sample, exported to CTranslate2, must translate
 // 50 dev sentences greedily into exactly the ids t2t's own greedy search
-// gives; an int8 export must translate them too; an existing destination and
+// gives (with relative position attention too); an int8 export must translate them too; an existing destination and
 // a post-norm run must be refused, naming what is wrong.
 //
 // Both sides are compared as ids, so no tokenizer stands between them:
@@ -60,9 +60,12 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
     T2T_SKIP("t2t-bench-decode is not built (cmake --build build --target t2t-bench-decode)");
 
   // Both layouts of the target side: a softmax of its own (T2T's rule for
-  // vocabularies of different sizes), and tied to the target embedding.
-  const bool tied_target = GENERATE(false, true);
-  INFO("shared_target_embedding_and_softmax_weights=" << tied_target);
+  // vocabularies of different sizes), and tied to the target embedding; and
+  // relative position attention (clipped at 4, so that most pairs of
+  // positions are clipped) in place of the timing signal.
+  const int variant = GENERATE(0, 1, 2);
+  const bool tied_target = variant == 1, relative = variant == 2;
+  INFO("shared_target_embedding_and_softmax_weights=" << tied_target << ", relative " << relative);
   TempDir dir("export_ct2");
   const std::string data = dir / "data", run = dir / "run";
   auto r = run_command("./t2t-datagen --problem=translate_enzh_sample --data_dir=" + data);
@@ -72,9 +75,11 @@ TEST_CASE("A run exported to CTranslate2 translates greedily as t2t does",
   // sentence, so that agreeing means more than agreeing on EOS; an
   // untrained model's nearly uniform logits would also invite argmax ties.
   r = run_command(std::string("./t2t-trainer --problem=translate_enzh_sample --model=transformer ") +
-                  "--hparams_set=transformer_tiny --hparams='batch_size=1024,hidden_size=64,"
+                  "--hparams_set=" + (relative ? "transformer_relative_tiny" : "transformer_tiny") +
+                  " --hparams='batch_size=1024,hidden_size=64,"
                   "filter_size=128,num_heads=4,learning_rate_warmup_steps=100" +
                   (tied_target ? ",shared_target_embedding_and_softmax_weights=true" : "") +
+                  (relative ? ",max_relative_position=4" : "") +
                   "' --data_dir=" +
                   data + " --output_dir=" + run +
                   " --train_steps=300 --local_eval_frequency=300 --eval_steps=1 --random_seed=1");
