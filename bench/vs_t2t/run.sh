@@ -4,7 +4,8 @@
 #   1. T2T's own datagen makes the data directory from Tatoeba en-zh (T2T's
 #      SubwordTextEncoder vocabularies and TFRecord shards); t2t reads it as
 #      it is.
-#   2. Both train transformer_tiny with the README recipe's overrides for
+#   2. Both train SET (transformer_tiny; or transformer_relative_tiny, or
+#      any set both have) with the README recipe's overrides for
 #      MINUTES minutes (T2T: schedule=train, one intra- and one inter-op
 #      thread; t2t: --threads=1), each pinned to its own core, saving a
 #      checkpoint every EVERY steps (T2T's trainer saves every
@@ -20,6 +21,8 @@
 #   bench/vs_t2t/run.sh      # MINUTES=20 EVERY=500 SEED=1 WORK=/tmp/t2t_vs_t2t
 #   OURS_FLAGS=--mixed_precision=bf16 WORK=/tmp/t2t_vs_t2t_bf16 DATA=/tmp/t2t_vs_t2t/data \
 #     bench/vs_t2t/run.sh    # t2t's trainer with extra flags; DATA: reuse a data directory
+#   SET=transformer_relative_tiny WORK=/tmp/t2t_vs_t2t_relative DATA=/tmp/t2t_vs_t2t/data \
+#     bench/vs_t2t/run.sh    # relative position attention on both sides
 #
 # Needs ../shared/data/tatoeba-enzh (TATOEBA=...) and the reference
 # environment (T2T_REAL=...); a phase whose results exist is skipped, so a
@@ -33,6 +36,7 @@ WORK=${WORK:-/tmp/t2t_vs_t2t}
 MINUTES=${MINUTES:-20}
 EVERY=${EVERY:-500}
 SEED=${SEED:-1}
+SET=${SET:-transformer_tiny}
 PROBLEM=translate_enzh_tatoeba
 RECIPE="batch_size=2048,max_length=64,learning_rate_warmup_steps=400,layer_prepostprocess_dropout=0.3,attention_dropout=0.1,relu_dropout=0.1"
 USR=$ROOT/../shared/t2t-reference-env/usr
@@ -58,14 +62,14 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
   echo "training both for $MINUTES minutes (T2T on core 0, t2t on core 1)"
   taskset -c 0 timeout -s INT "${MINUTES}m" "$T2T_REAL/venv/bin/t2t-trainer" \
     --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" --model=transformer \
-    --hparams_set=transformer_tiny --hparams="$RECIPE" --output_dir="$T2T_RUN" \
+    --hparams_set=$SET --hparams="$RECIPE" --output_dir="$T2T_RUN" \
     --train_steps=1000000 --schedule=train --local_eval_frequency="$EVERY" \
     --keep_checkpoint_max=1000 --random_seed="$SEED" --log_step_count_steps=100 \
     --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1 \
     >"$WORK/logs/train-t2t-real-$SEED.log" 2>&1 &
   real_pid=$!
   taskset -c 1 timeout -s TERM "${MINUTES}m" "$BUILD/t2t-trainer" --problem=$PROBLEM \
-    --data_dir="$DATA" --model=transformer --hparams_set=transformer_tiny --hparams="$RECIPE" \
+    --data_dir="$DATA" --model=transformer --hparams_set=$SET --hparams="$RECIPE" \
     --output_dir="$OUR_RUN" --train_steps=1000000 --schedule=train \
     --save_checkpoints_steps="$EVERY" --keep_checkpoint_max=0 --random_seed="$SEED" \
     --log_step_count_steps=100 --threads=1 $OURS_FLAGS >"$WORK/logs/train-t2t-$SEED.log" 2>&1 &
@@ -93,7 +97,7 @@ for index in "$T2T_RUN"/model.ckpt-*.index; do
   grep -q "^t2t-real	$step	" "$WORK/bleu-$SEED.tsv" && continue
   out=$WORK/dev-t2t-real-$SEED-$step.zh
   timed t2t-real "$step" "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" \
-    --model=transformer --hparams_set=transformer_tiny --hparams="$RECIPE" \
+    --model=transformer --hparams_set=$SET --hparams="$RECIPE" \
     --output_dir="$T2T_RUN" --checkpoint_path="${index%.index}" \
     --decode_hparams="beam_size=4,alpha=0.6" --decode_from_file="$TATOEBA/dev.en" \
     --decode_to_file="$out" >"$WORK/logs/decode-t2t-real-$SEED-$step.log" 2>&1

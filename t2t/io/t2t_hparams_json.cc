@@ -34,8 +34,8 @@ T2THparamsJson apply_t2t_hparams_json(HParams& hp, const std::string& path) {
       out.unknown.push_back(key);
       continue;
     }
-    // T2T's sets without a position signal (transformer_relative) set pos
-    // to None, which T2T reads as no signal: t2t's "none".
+    // T2T's sets without a position signal set pos to None, which T2T reads
+    // as no signal: t2t's "none".
     if (key == "pos" && kv.second.IsNull()) {
       hp.apply_yaml_string("pos: none", source);
       continue;
