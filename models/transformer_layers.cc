@@ -270,9 +270,9 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const TransformerLayerConfig& c, 
     // T2T's tables: [2 * max + 1, key depth per head], under its global
     // initializer like any other variable.
     const int64_t depth = k / num_heads_;
-    relative_keys_ = register_parameter("relative_keys", torch::empty({2 * max_relative_ + 1, depth}));
-    relative_values_ =
-        register_parameter("relative_values", torch::empty({2 * max_relative_ + 1, depth}));
+    const int64_t distances = 2 * max_relative_ + 1;
+    relative_keys_ = register_parameter("relative_keys", torch::empty({distances, depth}));
+    relative_values_ = register_parameter("relative_values", torch::empty({distances, depth}));
     init_dense_weight(relative_keys_, c.initializer, c.initializer_gain);
     init_dense_weight(relative_values_, c.initializer, c.initializer_gain);
   }
