@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,25 @@ t2t::HParams small_hparams() {
   hp.set("filter_size", int64_t{64});
   hp.set("num_heads", int64_t{2});
   return hp;
+}
+
+// `set` 64 wide on 60-id vocabularies, seeded and in eval mode, for the
+// tests of a whole quantized Transformer.
+std::shared_ptr<t2t::Transformer> wide_model(t2t::HParams hp) {
+  hp.set("hidden_size", int64_t{64});
+  hp.set("filter_size", int64_t{128});
+  hp.set("num_heads", int64_t{4});
+  torch::manual_seed(7);
+  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{60, 60, false});
+  model->eval();
+  return model;
+}
+
+// Five sources of 8 ids then EOS, and five targets of 7 ids, for wide_model.
+std::pair<torch::Tensor, torch::Tensor> random_pairs() {
+  const auto inputs = torch::randint(2, 60, {5, 9}, torch::kLong);
+  inputs.select(1, 8).fill_(t2t::kEosId);
+  return {inputs, torch::randint(2, 60, {5, 7}, torch::kLong)};
 }
 
 }  // namespace
@@ -122,17 +142,8 @@ TEST_CASE("a quantized Dense layer can free its float weight and stays int8", "[
 
 TEST_CASE("a quantized Transformer decodes close to the float one", "[int8]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
-  t2t::HParams hp = t2t::hparams_registry().get("transformer_tiny")();
-  hp.set("hidden_size", int64_t{64});
-  hp.set("filter_size", int64_t{128});
-  hp.set("num_heads", int64_t{4});
-  const t2t::FeatureInfo features{60, 60, false};
-  torch::manual_seed(7);
-  auto model = std::make_shared<t2t::Transformer>(hp, features);
-  model->eval();
-  const auto inputs = torch::randint(2, 60, {5, 9}, torch::kLong);
-  inputs.select(1, 8).fill_(t2t::kEosId);
-  const auto targets = torch::randint(2, 60, {5, 7}, torch::kLong);
+  auto model = wide_model(t2t::hparams_registry().get("transformer_tiny")());
+  const auto [inputs, targets] = random_pairs();
   torch::NoGradGuard no_grad;
   const auto float_logits = model->forward(inputs, targets);
   t2t::SearchOptions search;
@@ -385,16 +396,9 @@ TEST_CASE("a quantized Transformer with relative positions decodes close to the 
           "[int8][relative]") {
   if (const std::string why = t2t::int8_unsupported_reason(); !why.empty()) T2T_SKIP(why);
   t2t::HParams hp = t2t::hparams_registry().get("transformer_relative_tiny")();
-  hp.set("hidden_size", int64_t{64});
-  hp.set("filter_size", int64_t{128});
-  hp.set("num_heads", int64_t{4});
   hp.set("max_relative_position", int64_t{3});
-  torch::manual_seed(7);
-  auto model = std::make_shared<t2t::Transformer>(hp, t2t::FeatureInfo{60, 60, false});
-  model->eval();
-  const auto inputs = torch::randint(2, 60, {5, 9}, torch::kLong);
-  inputs.select(1, 8).fill_(t2t::kEosId);
-  const auto targets = torch::randint(2, 60, {5, 7}, torch::kLong);
+  auto model = wide_model(hp);
+  const auto [inputs, targets] = random_pairs();
   torch::NoGradGuard no_grad;
   const auto float_logits = model->forward(inputs, targets);
   model->quantize_int8();
