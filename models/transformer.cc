@@ -1,5 +1,6 @@
 #include "models/transformer.h"
 
+#include "models/symbol_modality.h"
 #include "models/transformer_static_decoding.h"
 #include "t2t/kernels/decode_attention.h"
 #include "t2t/kernels/dropout.h"
@@ -21,7 +22,6 @@
 #include "t2t/core/logging.h"
 #include "t2t/core/string_util.h"
 #include "t2t/model/model_registry.h"
-#include "t2t/model/skip_init.h"
 
 namespace t2t {
 namespace {
@@ -37,11 +37,6 @@ void require(const HParams& hp, const std::string& name, const std::string& supp
     throw Error("hparam " + name + "=" + value + " is not supported by the transformer; use " +
                 supported + ".");
   }
-}
-
-int64_t layers_or_default(const HParams& hp, const std::string& name) {
-  const int64_t n = hp.has(name) ? hp.get_int(name) : 0;
-  return n > 0 ? n : hp.get_int("num_hidden_layers");
 }
 
 // The decoding state of start_decoding(): the generic one, with the memory
@@ -119,82 +114,27 @@ void make_room(TransformerDecoderState& state) {
 
 Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
     : config_(TransformerLayerConfig::from_hparams(hp)) {
-  if (features.input_vocab_size <= 0 || features.target_vocab_size <= 0) {
-    throw Error("the transformer needs positive vocabulary sizes, got inputs " +
-                std::to_string(features.input_vocab_size) + " and targets " +
-                std::to_string(features.target_vocab_size) + ".");
-  }
-  if (features.shared_vocabulary && features.input_vocab_size != features.target_vocab_size) {
-    throw Error("a shared vocabulary must have one size, got inputs " +
-                std::to_string(features.input_vocab_size) + " and targets " +
-                std::to_string(features.target_vocab_size) + ".");
-  }
   require(hp, "ffn_layer", "dense_relu_dense");
   // T2T's hparams that the transformer carries but does not read as T2T
   // does: refused, or said at start-up when asked for.
   for (const std::string& note : check_honoured_hparams(hp, "transformer"))
     spdlog::info("{}", note);
-  const std::string pos = hp.has("pos") ? hp.get_string("pos") : "timing";
-  if (pos != "timing" && pos != "none") {
-    throw Error("hparam pos='" + pos +
-                "' is not supported by the transformer; use timing or none.");
-  }
-  timing_ = pos == "timing";
-  const std::string embedding_mode = hp.get_string("multiply_embedding_mode");
-  if (embedding_mode != "sqrt_depth" && embedding_mode != "none") {
-    throw Error("hparam multiply_embedding_mode='" + embedding_mode +
-                "' is not supported by the transformer; use sqrt_depth or none.");
-  }
+  timing_ = uses_timing_signal(hp, "transformer");
   const int64_t hidden = config_.hidden_size;
-  embedding_scale_ = embedding_mode == "sqrt_depth" ? std::sqrt(static_cast<double>(hidden)) : 1.0;
+  embedding_scale_ = embedding_scale(hp, hidden, "transformer");
   symbol_dropout_ = hp.has("symbol_dropout") ? hp.get_float("symbol_dropout") : 0.0;
   causal_ = bool_or(hp, "causal_decoder_self_attention", true);
 
-  // T2T's symbol modality: N(0, hidden^-0.5) rows under T2T's variable names.
-  auto embedding = [&](const std::string& name, int64_t vocab) {
-    if (skip_initialization()) return register_parameter(name, torch::empty({vocab, hidden}));
-    return register_parameter(
-        name, torch::randn({vocab, hidden}) * std::pow(static_cast<double>(hidden), -0.5));
-  };
-  // T2T shares the input embedding with the target one whenever the two
-  // vocabularies merely have the same size (its variables are named by
-  // size); here it takes the very same vocabulary.
-  // T2T unsets shared_embedding_and_softmax_weights when the input and
-  // target vocabularies differ in size (T2TModel.__init__), as on every
-  // en-zh problem: the softmax then has a matrix of its own, apart from the
-  // target embedding. Its hparams.json still says true; its checkpoints
-  // hold three matrices.
-  // t2t's own hparam shared_target_embedding_and_softmax_weights keeps the
-  // softmax tied to the target embedding there (fewer weights to learn on
-  // a small corpus); T2T's sets leave it off.
-  const bool tie_softmax = hp.get_bool("shared_embedding_and_softmax_weights") &&
-                           features.input_vocab_size == features.target_vocab_size;
-  const bool tie_target_softmax =
-      tie_softmax || bool_or(hp, "shared_target_embedding_and_softmax_weights", false);
-  const bool share_inputs =
-      features.shared_vocabulary && (tie_softmax || bool_or(hp, "shared_embedding", false));
-  if (tie_softmax) {
-    target_embedding_ = softmax_weights_ = embedding("shared", features.target_vocab_size);
-  } else {
-    target_embedding_ =
-        embedding(share_inputs ? "shared" : "target_emb", features.target_vocab_size);
-    softmax_weights_ =
-        tie_target_softmax ? target_embedding_ : embedding("softmax", features.target_vocab_size);
-  }
-  input_embedding_ =
-      share_inputs ? target_embedding_ : embedding("input_emb", features.input_vocab_size);
+  const VocabularyMatrices matrices =
+      register_vocabulary_matrices(*this, hp, features, hidden, "transformer");
+  input_embedding_ = matrices.input;
+  target_embedding_ = matrices.target;
+  softmax_weights_ = matrices.softmax;
+  target_space_ =
+      register_target_space(*this, hp, hidden, config_.initializer, config_.initializer_gain);
 
-  // T2T adds row `target_space_id` of a 32-row table to every input
-  // position. One problem is trained at a time, so only that row ever
-  // matters: it is kept as a single vector, drawn as that table would be.
-  if (bool_or(hp, "use_target_space_embedding", false)) {
-    auto table = torch::empty({32, hidden});
-    init_dense_weight(table, config_.initializer, config_.initializer_gain);
-    target_space_ = register_parameter("target_space_embedding", table[0].clone());
-  }
-
-  const int64_t num_encoder_layers = layers_or_default(hp, "num_encoder_layers");
-  const int64_t num_decoder_layers = layers_or_default(hp, "num_decoder_layers");
+  const int64_t num_encoder_layers = stack_layers(hp, "num_encoder_layers");
+  const int64_t num_decoder_layers = stack_layers(hp, "num_decoder_layers");
   encoder_layers_ = register_module("encoder", torch::nn::ModuleList());
   for (int64_t i = 0; i < num_encoder_layers; ++i) {
     encoder_.push_back(EncoderLayer(config_));
@@ -212,12 +152,10 @@ Transformer::Transformer(const HParams& hp, const FeatureInfo& features)
 }
 
 torch::Tensor Transformer::embed(const torch::Tensor& weights, const torch::Tensor& ids) const {
-  // T2T marks padding by all-zero embeddings; zeroing rows for id 0 here
-  // keeps the shifted decoder input's first position zero as well.
-  auto scale = ids.ne(0).to(weights.scalar_type());
-  if (embedding_scale_ != 1.0) scale.mul_(embedding_scale_);
   if (const Int8Weights* int8 = int8_embedding(weights)) {
     // values x the row's scale, as an int8 product reads its weight.
+    auto scale = ids.ne(0).to(weights.scalar_type());
+    if (embedding_scale_ != 1.0) scale.mul_(embedding_scale_);
     const auto flat = ids.reshape({-1});
     auto sizes = ids.sizes().vec();
     sizes.push_back(int8->values.size(1));
@@ -225,7 +163,7 @@ torch::Tensor Transformer::embed(const torch::Tensor& weights, const torch::Tens
                       int8->scales.reshape({-1}).index_select(0, flat).unsqueeze(1);
     return rows.view(sizes) * scale.unsqueeze(-1);
   }
-  return torch::embedding(weights, ids) * scale.unsqueeze(-1);
+  return embed_symbols(weights, ids, embedding_scale_);
 }
 
 const Int8Weights* Transformer::int8_embedding(const torch::Tensor& weights) const {
@@ -247,10 +185,7 @@ std::vector<std::pair<std::string, torch::Tensor>> Transformer::vocabulary_matri
 }
 
 torch::Tensor Transformer::drop_symbols(const torch::Tensor& ids) const {
-  if (!is_training() || symbol_dropout_ <= 0.0) return ids;
-  auto drop =
-      torch::empty(ids.sizes(), ids.options().dtype(torch::kFloat)).bernoulli_(symbol_dropout_);
-  return ids.masked_fill(drop.to(torch::kBool), 0);
+  return t2t::drop_symbols(ids, symbol_dropout_, is_training());
 }
 
 torch::Tensor Transformer::timing_signal(int64_t end, const torch::Tensor& like) {

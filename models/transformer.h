@@ -65,6 +65,7 @@ class Transformer : public T2TModel, public InferenceModel, public TensorFlowImp
   std::vector<std::pair<std::string, torch::Tensor>> tensorflow_slots(
       const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
       const std::string& suffix) const override;
+  TFSources tensorflow_sources(const TFHas& has, int64_t target_space_id) const override;
   bool quantized() const override { return softmax_int8_ != nullptr; }
   void release_float_weights() override;
   // The dense layers' under their weights' names, and each embedding and

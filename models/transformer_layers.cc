@@ -65,7 +65,9 @@ void reserve_cache(torch::Tensor& cache, const torch::Tensor& like, int64_t leng
   cache = with_room(cache, 2, length);
 }
 
-Dense dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
+}  // namespace
+
+Dense make_dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c) {
   Dense layer(torch::nn::LinearOptions(in, out).bias(bias));
   if (skip_initialization()) return layer;  // a checkpoint sets it
   torch::NoGradGuard no_grad;
@@ -73,8 +75,6 @@ Dense dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& c)
   if (bias) layer->bias.zero_();
   return layer;
 }
-
-}  // namespace
 
 torch::Tensor with_room(const torch::Tensor& t, int64_t dim, int64_t length) {
   if (length < t.size(dim)) return t;
@@ -154,11 +154,27 @@ TransformerLayerConfig TransformerLayerConfig::from_hparams(const HParams& hp) {
   return c;
 }
 
+int64_t stack_layers(const HParams& hp, const std::string& name) {
+  const int64_t n = hp.has(name) ? hp.get_int(name) : 0;
+  return n > 0 ? n : hp.get_int("num_hidden_layers");
+}
+
+bool uses_timing_signal(const HParams& hp, const std::string& what) {
+  const std::string pos = hp.has("pos") ? hp.get_string("pos") : "timing";
+  if (pos != "timing" && pos != "none")
+    throw Error("hparam pos='" + pos + "' is not supported by the " + what +
+                "; use timing or none.");
+  return pos == "timing";
+}
+
 void init_dense_weight(torch::Tensor weight, const std::string& initializer, double gain) {
   if (skip_initialization()) return;  // a checkpoint sets it
   torch::NoGradGuard no_grad;
-  const double fan_out = static_cast<double>(weight.size(0));
-  const double fan_in = static_cast<double>(weight.size(1));
+  // A convolution kernel [out, in, width...] counts its receptive field in
+  // both fans, as TensorFlow's variance scaling does.
+  const double receptive = weight.dim() > 2 ? static_cast<double>(weight[0][0].numel()) : 1.0;
+  const double fan_out = static_cast<double>(weight.size(0)) * receptive;
+  const double fan_in = static_cast<double>(weight.size(1)) * receptive;
   if (initializer == "uniform_unit_scaling") {
     const double limit = std::sqrt(3.0 * gain / ((fan_in + fan_out) / 2.0));
     weight.uniform_(-limit, limit);
@@ -254,17 +270,17 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const TransformerLayerConfig& c, 
   // T2T has separate query, key and value kernels; each block of a fused
   // kernel is initialised as the kernel it stands for.
   if (memory) {
-    q_ = register_module("q", dense(c.hidden_size, k, false, c));
-    kv_ = register_module("kv", dense(c.hidden_size, k + v, false, c));
+    q_ = register_module("q", make_dense(c.hidden_size, k, false, c));
+    kv_ = register_module("kv", make_dense(c.hidden_size, k + v, false, c));
     init_dense_weight(kv_->weight.narrow(0, 0, k), c.initializer, c.initializer_gain);
     init_dense_weight(kv_->weight.narrow(0, k, v), c.initializer, c.initializer_gain);
   } else {
-    qkv_ = register_module("qkv", dense(c.hidden_size, 2 * k + v, false, c));
+    qkv_ = register_module("qkv", make_dense(c.hidden_size, 2 * k + v, false, c));
     init_dense_weight(qkv_->weight.narrow(0, 0, k), c.initializer, c.initializer_gain);
     init_dense_weight(qkv_->weight.narrow(0, k, k), c.initializer, c.initializer_gain);
     init_dense_weight(qkv_->weight.narrow(0, 2 * k, v), c.initializer, c.initializer_gain);
   }
-  output_ = register_module("output", dense(v, c.hidden_size, false, c));
+  output_ = register_module("output", make_dense(v, c.hidden_size, false, c));
   if (!memory && c.max_relative_position > 0) {
     max_relative_ = c.max_relative_position;
     // T2T's tables: [2 * max + 1, key depth per head], under its global
@@ -517,8 +533,8 @@ torch::Tensor MultiheadAttentionImpl::static_memory_attention_step(const torch::
 }
 
 FeedForwardImpl::FeedForwardImpl(const TransformerLayerConfig& c) : dropout_(c.relu_dropout) {
-  conv1_ = register_module("conv1", dense(c.hidden_size, c.filter_size, true, c));
-  conv2_ = register_module("conv2", dense(c.filter_size, c.hidden_size, true, c));
+  conv1_ = register_module("conv1", make_dense(c.hidden_size, c.filter_size, true, c));
+  conv2_ = register_module("conv2", make_dense(c.filter_size, c.hidden_size, true, c));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {

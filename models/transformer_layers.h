@@ -43,10 +43,24 @@ struct TransformerLayerConfig {
   static TransformerLayerConfig from_hparams(const HParams& hp);
 };
 
+// T2T's stack depth: hparam `name` (num_encoder_layers or
+// num_decoder_layers) when positive, else num_hidden_layers.
+int64_t stack_layers(const HParams& hp, const std::string& name);
+
+// Whether the inputs get T2T's timing signal: hparam pos is "timing" (or
+// absent); "none" leaves positions to relative attention. Throws t2t::Error
+// naming `what` for other values.
+bool uses_timing_signal(const HParams& hp, const std::string& what);
+
 // Initialises `weight`, one dense kernel of a torch [out, in] matrix, with
 // T2T's global initializer. uniform_unit_scaling is variance scaling with
-// fan_avg: U(-l, l), l = sqrt(3 * gain / ((in + out) / 2)).
+// fan_avg: U(-l, l), l = sqrt(3 * gain / ((in + out) / 2)). A convolution
+// kernel [out, in, width] counts in * width and out * width.
 void init_dense_weight(torch::Tensor weight, const std::string& initializer, double gain);
+
+// A dense layer [in -> out] drawn with the config's initializer, its bias
+// (when it has one) zero, as T2T's dense layers start.
+Dense make_dense(int64_t in, int64_t out, bool bias, const TransformerLayerConfig& config);
 
 // T2T's get_timing_signal_1d for positions [start, start + length):
 // channel i < C/2 holds sin(p * r_i), channel C/2 + i holds cos(p * r_i),

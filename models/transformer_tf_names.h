@@ -15,53 +15,23 @@
 // layer_prepostprocess is pre-processing, _1 post-processing.
 #pragma once
 
-#include <torch/torch.h>
-
 #include <cstdint>
-#include <functional>
-#include <string>
-#include <utility>
-#include <vector>
+
+#include "t2t/model/tf_sources.h"
 
 namespace t2t {
 
 class TFCheckpointReader;
 class Transformer;
 
-// One t2t parameter from TensorFlow variables: each part concatenates its
-// variables' rows (shards); the parts, transposed when `transpose`, are
-// concatenated along t2t's first axis (fused q/k/v). `row` >= 0 keeps that
-// row only, as a vector.
-struct TFSource {
-  std::vector<std::vector<std::string>> parts;
-  bool transpose = false;
-  int64_t row = -1;
-
-  // Every variable named, in order.
-  std::vector<std::string> names() const;
-};
-
 // (t2t parameter name, its source) for every parameter of `model`, in
-// order. `has` says whether the checkpoint holds a variable.
-// `target_space_id`: the problem's row of the target-space table. Throws
-// t2t::Error when the embeddings' sharing differs from the model's, or a
-// parameter has no T2T counterpart.
-std::vector<std::pair<std::string, TFSource>> transformer_tf_sources(
-    const Transformer& model, const std::function<bool(const std::string&)>& has,
-    int64_t target_space_id);
+// order. `target_space_id`: the problem's row of the target-space table.
+// Throws t2t::Error when the embeddings' sharing differs from the model's,
+// or a parameter has no T2T counterpart.
+TFSources transformer_tf_sources(const Transformer& model, const TFHas& has,
+                                 int64_t target_space_id);
 
-// The tensor `source` describes, each variable read as prefix + name +
-// suffix (e.g. "/m" for a slot). float32, on the CPU.
-torch::Tensor assemble_tf_tensor(const TFSource& source, const TFCheckpointReader& reader,
-                                 const std::string& prefix = "", const std::string& suffix = "");
-
-// True for variables that are no part of a model: the step counters,
-// optimizer slots and running averages T2T's trainer keeps beside it.
-bool is_tf_training_variable(const std::string& name);
-
-// Sets every parameter of `model` from T2T's checkpoint. Throws t2t::Error
-// naming the checkpoint and variables at fault: missing, misshapen, or
-// model variables this model has no use for.
+// Sets every parameter of `model` from T2T's checkpoint (load_tf_sources).
 void load_transformer_from_tf(Transformer& model, const TFCheckpointReader& reader,
                               int64_t target_space_id);
 

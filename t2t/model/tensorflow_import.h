@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "t2t/model/tf_sources.h"
+
 namespace t2t {
 
 class T2TModel;
@@ -33,6 +35,11 @@ class TensorFlowImport {
   virtual std::vector<std::pair<std::string, at::Tensor>> tensorflow_slots(
       const TFCheckpointReader& reader, int64_t target_space_id, const std::string& prefix,
       const std::string& suffix) const = 0;
+
+  // Which of T2T's variables make each parameter (tf_sources.h), for a
+  // checkpoint that holds the variables `has` says. Throws t2t::Error when a
+  // parameter has no counterpart, or the checkpoint shares differently.
+  virtual TFSources tensorflow_sources(const TFHas& has, int64_t target_space_id) const = 0;
 };
 
 // The model's TensorFlowImport side; throws t2t::Error naming the model
