@@ -157,6 +157,12 @@ const std::vector<std::string>& learning_rate_factor_names() {
   return names;
 }
 
+bool schedule_reads_train_steps(const HParams& hp) {
+  for (const std::string& name : split_factors(hp.get_string("learning_rate_schedule")))
+    if (name == "linear_decay" || name == "single_cycle_cos_decay") return true;
+  return false;
+}
+
 void check_learning_rate_schedule(const HParams& hp) {
   const std::string& schedule = hp.get_string("learning_rate_schedule");
   const auto& known = learning_rate_factor_names();
@@ -173,6 +179,7 @@ void check_learning_rate_schedule(const HParams& hp) {
     }
     if (name == "linear_decay" || name == "single_cycle_cos_decay") train_steps(hp, name);
   }
+  learning_rate(hp, 0);  // what the factors refuse (e.g. train_steps within the warm-up)
 }
 
 double learning_rate(const HParams& hp, int64_t step) {

@@ -40,6 +40,10 @@ double learning_rate(const HParams& hp, int64_t step);
 // The factor names learning_rate() knows.
 const std::vector<std::string>& learning_rate_factor_names();
 
+// Whether hp's schedule has a factor that reads the hparam train_steps
+// (linear_decay, single_cycle_cos_decay).
+bool schedule_reads_train_steps(const HParams& hp);
+
 // Checks hp's schedule, so a bad name stops a run before it starts.
 void check_learning_rate_schedule(const HParams& hp);
 

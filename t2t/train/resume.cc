@@ -31,9 +31,13 @@ void check_or_write_hparams(const std::string& output_dir, const HParams& hp, bo
     // A key the saved file lacks was added to t2t after the run began: the
     // run takes it up with this value (said once), rather than become
     // impossible to resume. Any other difference is refused.
+    // train_steps is --train_steps (run_training), which may change from
+    // one call to the next, as in T2T, and a schedule that reads it with it.
     std::vector<std::string> added, diff;
-    for (const std::string& line : saved.diff(hp))
+    for (const std::string& line : saved.diff(hp)) {
+      if (starts_with(line, "train_steps: ")) continue;
       (line.find(": (absent) -> ") != std::string::npos ? added : diff).push_back(line);
+    }
     if (!added.empty())
       spdlog::info("{} lacks hparams added to t2t since the run began; taking them as {}", path,
                    join(added, "; "));

@@ -264,6 +264,13 @@ class TrainingRun {
 }  // namespace
 
 void run_training(const TrainOptions& options, const HParams& hp) {
+  // T2T's trainer adds its --train_steps to the hparams, where the
+  // schedules that decay to the end of training read it.
+  if (!hp.has("train_steps") && schedule_reads_train_steps(hp)) {
+    HParams with_steps = hp;
+    with_steps.add("train_steps", options.train_steps);
+    return TrainingRun(options, with_steps).run();
+  }
   TrainingRun(options, hp).run();
 }
 

@@ -4,8 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
+#include <string>
 
 #include "t2t/checkpoint/checkpoint.h"
 #include "tests/support/test_util.h"
@@ -167,4 +171,46 @@ TEST_CASE("t2t-trainer refuses --cuda_graphs on a CPU, naming the flag", "[train
   CHECK_THAT(cpu.output, Catch::Contains("--cuda_graphs captures the training step on a GPU: it "
                                          "needs --device=cuda, not cpu"));
   CHECK_FALSE(std::filesystem::exists(dir / "cpu/model.ckpt-10.pt"));
+}
+
+TEST_CASE("a schedule that reads train_steps takes --train_steps, also in a resumed run",
+          "[trainer][e2e]") {
+  // The Evolved Transformer's sets decay the rate by one cosine cycle to
+  // the end of training: T2T's trainer adds --train_steps to the hparams.
+  TempDir dir("trainer_train_steps");
+  const std::string data = make_sample_data(dir);
+  const std::string out = dir / "run";
+  auto run = [&](int steps) {
+    return run_command(
+        "./t2t-trainer --problem=translate_enzh_sample --model=evolved_transformer "
+        "--hparams_set=evolved_transformer_tiny --hparams='hidden_size=32,num_heads=2,"
+        "batch_size=512,learning_rate_warmup_steps=10' --data_dir=" + data + " --output_dir=" +
+        out + " --train_steps=" + std::to_string(steps) +
+        " --log_step_count_steps=10 --local_eval_frequency=1000 --threads=1");
+  };
+  auto first = run(20);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // The rate of the update to step s: 2 / sqrt(8000) times
+  // cos(pi (s - 10) / (train_steps - 10)) / 2 + 1/2, 0 at the end.
+  const double constant = 2.0 / std::sqrt(8000.0);
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::smatch m;
+  REQUIRE(std::regex_search(first.output, m, std::regex("step 20: loss [0-9.]+, lr ([0-9.e-]+)")));
+  CHECK(std::stod(m[1]) < 1e-6);
+  CHECK_THAT(read(out + "/hparams.yaml"), Catch::Contains("train_steps: 20"));
+
+  // Resumed with more steps: not refused as other hparams; the cycle now
+  // ends at 40.
+  auto second = run(40);
+  INFO(second.output);
+  REQUIRE(second.exit_code == 0);
+  CHECK_THAT(second.output, Catch::Contains("resuming from"));
+  REQUIRE(std::regex_search(second.output, m, std::regex("step 30: loss [0-9.]+, lr ([0-9.e-]+)")));
+  const double pi = std::acos(-1.0);
+  CHECK(std::stod(m[1]) == Approx(constant * (std::cos(pi * 20.0 / 30.0) / 2 + 0.5)).epsilon(0.02));
+  CHECK_THAT(read(out + "/hparams.yaml"), Catch::Contains("train_steps: 40"));
 }
