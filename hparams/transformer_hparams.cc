@@ -77,6 +77,15 @@ HParams transformer_base_v3() {
 
 HParams transformer_base() { return transformer_base_v3(); }
 
+HParams transformer_tiny() {
+  HParams hp = transformer_base();
+  hp.set("num_hidden_layers", 2);
+  hp.set("hidden_size", 128);
+  hp.set("filter_size", 512);
+  hp.set("num_heads", 4);
+  return hp;
+}
+
 HParams transformer_big() {
   HParams hp = transformer_base();
   hp.set("hidden_size", 1024);
@@ -118,15 +127,6 @@ HParams transformer_small() {
   hp.set("num_hidden_layers", 2);
   hp.set("hidden_size", 256);
   hp.set("filter_size", 1024);
-  hp.set("num_heads", 4);
-  return hp;
-}
-
-HParams transformer_tiny() {
-  HParams hp = transformer_base();
-  hp.set("num_hidden_layers", 2);
-  hp.set("hidden_size", 128);
-  hp.set("filter_size", 512);
   hp.set("num_heads", 4);
   return hp;
 }

@@ -11,5 +11,6 @@ HParams transformer_base_v2();
 HParams transformer_base_v3();
 HParams transformer_base();
 HParams transformer_big();
+HParams transformer_tiny();
 
 }  // namespace t2t

@@ -212,3 +212,27 @@ def test_shortlist_as_the_decoders(run, sources, tmp_path):
         translator(run, shortlist_best=3)
     with pytest.raises(t2t.Error, match="no such file"):
         translator(run, shortlist=str(tmp_path / "missing.vmap"))
+
+
+def test_a_second_model_trains_and_translates_through_the_same_paths(run, sources, tmp_path):
+    # The Evolved Transformer goes through the trainer, the decoder and the
+    # Translator as the Transformer does: only the model's name differs.
+    out = str(tmp_path / "evolved")
+    t2t.train(problem=PROBLEM, model="evolved_transformer", hparams_set="evolved_transformer_tiny",
+              hparams={"hidden_size": 32, "num_heads": 2, "batch_size": 512,
+                       "learning_rate_warmup_steps": 10}, data_dir=run.data,
+              output_dir=out, train_steps=40, schedule="train", threads=2)
+    src, dst = tmp_path / "in.en", tmp_path / "out.zh"
+    src.write_text("\n".join(sources[:10]) + "\n", encoding="utf-8")
+    run.tool("t2t-decoder", f"--problem={PROBLEM}", "--model=evolved_transformer",
+             f"--data_dir={run.data}", f"--output_dir={out}", "--threads=2",
+             f"--decode_from_file={src}", f"--decode_to_file={dst}",
+             "--decode_hparams=beam_size=4,alpha=0.6")
+    expected = dst.read_text(encoding="utf-8").split("\n")[:-1]
+    tr = t2t.Translator(out, model="evolved_transformer", data_dir=run.data, problem=PROBLEM,
+                        threads=2)
+    assert tr.translate(sources[:10], beam_size=4, alpha=0.6) == expected
+    assert tr.step == 40
+    with pytest.raises(Exception, match="int8"):
+        t2t.Translator(out, model="evolved_transformer", data_dir=run.data, problem=PROBLEM,
+                       quantize="int8")

@@ -14,7 +14,8 @@ inline std::string t2t_fixture_dir() { return source_dir() + "/tests/fixtures/t2
 // (tests/t2t_reference/usr) declared for t2t: the same name, two subword
 // vocabularies named as T2T names them. Returns the flags that select it
 // and the fixture's data: --t2t_usr_dir, --problem, --model, --data_dir.
-inline std::string t2t_fixture_problem(const TempDir& dir) {
+inline std::string t2t_fixture_problem(const TempDir& dir,
+                                       const std::string& model = "transformer") {
   const std::string sample = source_dir() + "/data/sample/";
   write_lines(dir / "usr/fixture.yaml",
               {"name: translate_enzh_fixture", "source_language: en", "target_language: zh",
@@ -22,7 +23,7 @@ inline std::string t2t_fixture_problem(const TempDir& dir) {
                "dev: {source: " + sample + "dev.en, target: " + sample + "dev.zh}",
                "vocab: {type: subword, size: 256, separate: true}"});
   return "--t2t_usr_dir=" + (dir / "usr") +
-         " --problem=translate_enzh_fixture --model=transformer --data_dir=" + t2t_fixture_dir() +
+         " --problem=translate_enzh_fixture --model=" + model + " --data_dir=" + t2t_fixture_dir() +
          "/data";
 }
 

@@ -3,7 +3,8 @@
 # datagen on t2t's bundled sample (problem translate_enzh_fixture, usr/),
 # 20 steps of T2T's own trainer on a small transformer_tiny,
 # t2t_expected.py's record of what T2T computes from that checkpoint, and
-# T2T's own greedy decodes of 12 sentences. The equivalence and import tests
+# T2T's own greedy and beam decodes of 12 sentences (beam.zh: only in the
+# fixtures made since it was added). The equivalence and import tests
 # (tests/tools/test_t2t_equivalence.cc, tests/tools/test_t2t_import.cc) read the
 # result; they need no TensorFlow. (decodes/ of the committed fixture were made by
 # that same decoder command on the committed checkpoint.)
@@ -18,6 +19,11 @@
 #   T2T_REAL=/tmp/t2t-real SET=transformer_relative_tiny EXTRA=,max_relative_position=6 \
 #     OUT=tests/fixtures/t2t_run_relative WITH_DATA=0 tests/t2t_reference/make_fixtures.sh
 #
+# The same for T2T's Evolved Transformer (MODEL=evolved_transformer), into
+# tests/fixtures/t2t_run_evolved:
+#   T2T_REAL=/tmp/t2t-real MODEL=evolved_transformer SET=evolved_transformer_tiny \
+#     OUT=tests/fixtures/t2t_run_evolved WITH_DATA=0 tests/t2t_reference/make_fixtures.sh
+#
 # T2T shuffles shards without a seed and TensorFlow's initializers differ
 # from run to run, so a new run gives other (equally valid) fixtures.
 set -euo pipefail
@@ -31,6 +37,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 OUT=$(realpath -m "${OUT:-$ROOT/tests/fixtures/t2t_run}")
 SET=${SET:-transformer_tiny}
+MODEL=${MODEL:-transformer}
 PROBLEM=translate_enzh_fixture
 HPARAMS="hidden_size=16,filter_size=32,num_heads=2,batch_size=256,max_length=48,learning_rate_warmup_steps=10${EXTRA:-}"
 
@@ -39,22 +46,28 @@ cp "$ROOT"/data/sample/{train,dev}.{en,zh} "$WORK/tmp/"
 "$PY" "$T2T_REAL/datagen.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
   --data_dir="$WORK/data" --tmp_dir="$WORK/tmp"
 "$T2T_REAL/venv/bin/t2t-trainer" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --model=transformer --hparams_set=$SET --hparams="$HPARAMS" \
+  --data_dir="$WORK/data" --model=$MODEL --hparams_set=$SET --hparams="$HPARAMS" \
   --output_dir="$WORK/train" --train_steps=20 --schedule=train --save_checkpoints_steps=20 \
   --keep_checkpoint_max=1 --random_seed=1 \
   --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
 mkdir -p "$WORK/expected"
 "$PY" "$HERE/t2t_expected.py" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --output_dir="$WORK/train" --hparams_set=$SET \
-  --hparams="$HPARAMS" --out="$WORK/expected/expected"
+  --data_dir="$WORK/data" --output_dir="$WORK/train" --model=$MODEL --hparams_set=$SET \
+  --hparams="$HPARAMS" --train_steps=20 --out="$WORK/expected/expected"
 
 # T2T's own greedy decodes of a few dev sentences (20 steps do not make a
 # translator: they show where t2t's decoding of the same checkpoint agrees).
 head -n 12 "$ROOT/data/sample/dev.en" > "$WORK/in.en"
 "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
-  --data_dir="$WORK/data" --model=transformer --hparams_set=$SET \
+  --data_dir="$WORK/data" --model=$MODEL --hparams_set=$SET \
   --output_dir="$WORK/train" --decode_hparams="beam_size=1" \
   --decode_from_file="$WORK/in.en" --decode_to_file="$WORK/greedy.zh" \
+  --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
+# And by beam search (4 beams, alpha 0.6), as the README's recipe decodes.
+"$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$HERE/usr" --problem=$PROBLEM \
+  --data_dir="$WORK/data" --model=$MODEL --hparams_set=$SET \
+  --output_dir="$WORK/train" --decode_hparams="beam_size=4,alpha=0.6" \
+  --decode_from_file="$WORK/in.en" --decode_to_file="$WORK/beam.zh" \
   --inter_op_parallelism_threads=1 --intra_op_parallelism_threads=1
 
 if [ "${WITH_DATA:-1}" = 0 ]; then
@@ -72,5 +85,5 @@ if [ "${WITH_DATA:-1}" != 0 ]; then
   mkdir -p "$OUT/data" && cp "$WORK"/data/vocab.* "$WORK"/data/$PROBLEM-* "$OUT/data/"
 fi
 cp "$WORK"/expected/expected.* "$OUT/expected/"
-cp "$WORK"/in.en "$WORK"/greedy.zh "$OUT/decodes/"
+cp "$WORK"/in.en "$WORK"/greedy.zh "$WORK"/beam.zh "$OUT/decodes/"
 du -sh "$OUT"

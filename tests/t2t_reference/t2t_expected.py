@@ -87,6 +87,8 @@ def one_step(args, overrides, inputs, targets):
     hparams = trainer_lib.create_hparams(
         args.hparams_set, ",".join(x for x in [overrides, NO_DROPOUT] if x),
         data_dir=args.data_dir, problem_name=args.problem)
+    # As T2T's trainer adds it (create_experiment): the run's --train_steps.
+    hparams.add_hparam("train_steps", args.train_steps)
     global_step = tf.train.get_or_create_global_step()
     # What T2TModel.estimator_model_fn does in TRAIN mode.
     model = registry.model(args.model)(hparams, tf.estimator.ModeKeys.TRAIN)
@@ -127,11 +129,14 @@ def schedule_steps():
   return np.array(list(range(0, 500)) + list(range(500, 10000, 10)), np.int64)
 
 
-def lr_schedule(hparams_set, overrides):
-  """T2T's learning rate at schedule_steps()."""
+def lr_schedule(hparams_set, overrides, train_steps=None):
+  """T2T's learning rate at schedule_steps(); train_steps as T2T's trainer
+  adds it, for the schedules that read it."""
   graph = tf.Graph()
   with graph.as_default():
     hparams = trainer_lib.create_hparams(hparams_set, overrides)
+    if train_steps is not None:
+      hparams.add_hparam("train_steps", train_steps)
     step = tf.train.get_or_create_global_step()
     rate = t2t_learning_rate.learning_rate_schedule(hparams)
     # The schedule reads the step through the variable's value, which can be fed.
@@ -223,6 +228,7 @@ def main():
   p.add_argument("--hparams_set", required=True)
   p.add_argument("--hparams", default="", help="the run's --hparams")
   p.add_argument("--batch_size", type=int, default=5, help="dev examples in the batch")
+  p.add_argument("--train_steps", type=int, default=20, help="the run's --train_steps")
   p.add_argument("--out", required=True, help="prefix of the checkpoint to write")
   args = p.parse_args()
   usr_dir.import_usr_dir(args.t2t_usr_dir)
@@ -236,6 +242,12 @@ def main():
   tensors["lr_schedule/transformer_tiny_recipe"] = lr_schedule("transformer_tiny", recipe)
   tensors["lr_schedule/transformer_base"] = lr_schedule("transformer_base", "")
   tensors["lr_schedule/transformer_base_v1"] = lr_schedule("transformer_base_v1", "")
+  if args.model == "evolved_transformer":
+    # Its cosine decays read train_steps: 20,000 ends past the steps compared.
+    tensors["lr_schedule/evolved_transformer_tiny"] = lr_schedule(
+        "evolved_transformer_tiny", "", 20000)
+    tensors["lr_schedule/evolved_transformer_base"] = lr_schedule(
+        "evolved_transformer_base", "", 20000)
   # Initial values at transformer_tiny's own sizes, on the fixture's vocabularies.
   tensors.update(init_stats(args, "", "tiny"))
   tensors.update(dropout_keep(0.3))

@@ -41,7 +41,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
     t["t2t/search"] = with(core, {"t2t/kernels", "t2t/model", "t2t/text"});
     // What registers into the registries: concrete models, problems and
     // hparams sets. The library never includes them.
-    t["models"] = with(core, {"t2t/kernels", "t2t/io", "t2t/model"});
+    // A model's sets build on those of the model it extends, as T2T's do.
+    t["models"] = with(core, {"t2t/kernels", "t2t/io", "t2t/model", "hparams"});
     t["problems"] = with(core, {"t2t/io", "t2t/text", "t2t/data"});
     t["hparams"] = with(core, {"t2t/model"});
     // libt2t_cuda.so: implements entry points declared below it.

@@ -17,12 +17,13 @@
 #include <vector>
 
 #include "models/transformer.h"
-#include "models/transformer_tf_names.h"
 #include "t2t/core/hparams.h"
 #include "t2t/data/batch_reader.h"
 #include "t2t/data/batching.h"
 #include "t2t/io/tf_checkpoint.h"
 #include "t2t/kernels/dropout.h"
+#include "t2t/model/model_registry.h"
+#include "t2t/model/tensorflow_import.h"
 #include "t2t/train/learning_rate.h"
 #include "t2t/train/loss.h"
 #include "t2t/train/tf_adam_state.h"
@@ -40,20 +41,29 @@ const std::string kOverrides =
 constexpr int64_t kInputVocab = 256;
 constexpr int64_t kTargetVocab = 370;
 
-// A fixture of make_fixtures.sh: its directory, hparams set and the
+// A fixture of make_fixtures.sh: its directory, model, hparams set and the
 // overrides it added to kOverrides.
 struct Run {
-  std::string dir, set, extra;
+  std::string dir, model, set, extra;
 };
 const std::vector<Run> kRuns = {
-    {kFixture, "transformer_tiny", ""},
+    {kFixture, "transformer", "transformer_tiny", ""},
     // T2T's relative position attention, distances clipped at 6.
-    {t2t::test::source_dir() + "/tests/fixtures/t2t_run_relative", "transformer_relative_tiny",
-     ",max_relative_position=6"}};
+    {t2t::test::source_dir() + "/tests/fixtures/t2t_run_relative", "transformer",
+     "transformer_relative_tiny", ",max_relative_position=6"},
+    // T2T's Evolved Transformer (its schedule reads the run's train_steps).
+    {t2t::test::source_dir() + "/tests/fixtures/t2t_run_evolved", "evolved_transformer",
+     "evolved_transformer_tiny", ""}};
+
+std::shared_ptr<t2t::T2TModel> make_model(const Run& run, const t2t::HParams& hp) {
+  return t2t::model_registry().get(run.model)(hp,
+                                              t2t::FeatureInfo{kInputVocab, kTargetVocab, false});
+}
 
 t2t::HParams run_hparams(const Run& run = kRuns[0]) {
   t2t::HParams hp = t2t::hparams_registry().get(run.set)();
   hp.parse(kOverrides + run.extra);
+  if (!hp.has("train_steps")) hp.add("train_steps", int64_t{20});  // as T2T's trainer
   return hp;
 }
 
@@ -77,22 +87,21 @@ struct Fixture {
         hp(run_hparams(r)),
         space(expected.read_scalar_int("target_space_id")) {
     torch::manual_seed(1);
-    model = std::make_shared<t2t::Transformer>(
-        hp, t2t::FeatureInfo{kInputVocab, kTargetVocab, false});
-    t2t::load_transformer_from_tf(*model, run, space);
+    model = make_model(r, hp);
+    t2t::tensorflow_import(*model).load_tensorflow(run, space);
     model->train();  // every dropout is 0: training mode, as T2T's step ran
   }
   t2t::TFCheckpointReader run;
   t2t::TFCheckpointReader expected;
   t2t::HParams hp;
   int64_t space;
-  std::shared_ptr<t2t::Transformer> model;
+  std::shared_ptr<t2t::T2TModel> model;
 
   torch::Tensor inputs() const { return read(expected, "batch/inputs"); }
   torch::Tensor targets() const { return read(expected, "batch/targets"); }
-  std::vector<std::pair<std::string, t2t::TFSource>> sources() const {
-    return t2t::transformer_tf_sources(
-        *model, [&](const std::string& n) { return run.has(n); }, space);
+  t2t::TFSources sources() const {
+    return t2t::tensorflow_import(*model).tensorflow_sources(
+        [&](const std::string& n) { return run.has(n); }, space);
   }
 };
 
@@ -100,18 +109,18 @@ struct Fixture {
 
 TEST_CASE("T2T's checkpoint fills every parameter, softmax untied for en-zh", "[t2t_equivalence]") {
   Fixture f;
+  auto params = f.model->named_parameters();
   // T2T unsets shared_embedding_and_softmax_weights for vocabularies of
   // different sizes: three matrices, as its checkpoint holds.
   REQUIRE(f.hp.get_bool("shared_embedding_and_softmax_weights"));
-  CHECK_FALSE(f.model->target_embedding().is_same(f.model->softmax_weights()));
-  CHECK_FALSE(f.model->input_embedding().is_same(f.model->target_embedding()));
-  CHECK(f.model->softmax_weights().size(0) == kTargetVocab);
+  CHECK(params.contains("input_emb"));
+  CHECK(params.contains("target_emb"));
+  CHECK(params["softmax"].size(0) == kTargetVocab);
   // A parameter assembled from 16 shards equals the shards.
   auto shard0 = read(f.run, "transformer/symbol_modality_370_16/softmax/weights_0");
   CHECK(shard0.size(0) == 24);  // 370 = 16 * 23 + 2: the first two shards have a row more
-  CHECK(torch::equal(f.model->softmax_weights().narrow(0, 0, 24), shard0));
+  CHECK(torch::equal(params["softmax"].narrow(0, 0, 24), shard0));
   auto q = read(f.run, "transformer/body/encoder/layer_0/self_attention/multihead_attention/q/kernel");
-  auto params = f.model->named_parameters();
   CHECK(torch::equal(params["encoder.0.self_attention.qkv.weight"].narrow(0, 0, 16), q.t()));
 }
 
@@ -209,17 +218,24 @@ TEST_CASE("one training step from T2T's Adam state equals T2T's", "[t2t_equivale
 }
 
 TEST_CASE("learning rate schedules equal T2T's over 10,000 steps", "[t2t_equivalence]") {
-  t2t::TFCheckpointReader expected(kFixture + "/expected/expected");
-  const auto steps = expected.read_ints("lr_schedule/steps");
   struct Case {
-    std::string name, set, overrides;
+    std::string fixture, name, set, overrides;
+    int64_t train_steps;  // as T2T's trainer adds it; 0: none
   };
-  for (const Case& c : {Case{"transformer_tiny_recipe", "transformer_tiny",
-                             "batch_size=2048,max_length=64,learning_rate_warmup_steps=400"},
-                        Case{"transformer_base", "transformer_base", ""},
-                        Case{"transformer_base_v1", "transformer_base_v1", ""}}) {
+  const std::string evolved = kRuns[2].dir;
+  for (const Case& c :
+       {Case{kFixture, "transformer_tiny_recipe", "transformer_tiny",
+             "batch_size=2048,max_length=64,learning_rate_warmup_steps=400", 0},
+        Case{kFixture, "transformer_base", "transformer_base", "", 0},
+        Case{kFixture, "transformer_base_v1", "transformer_base_v1", "", 0},
+        // Cosine decays to train_steps (single_cycle_cos_decay).
+        Case{evolved, "evolved_transformer_tiny", "evolved_transformer_tiny", "", 20000},
+        Case{evolved, "evolved_transformer_base", "evolved_transformer_base", "", 20000}}) {
+    t2t::TFCheckpointReader expected(c.fixture + "/expected/expected");
+    const auto steps = expected.read_ints("lr_schedule/steps");
     t2t::HParams hp = t2t::hparams_registry().get(c.set)();
     if (!c.overrides.empty()) hp.parse(c.overrides);
+    if (c.train_steps > 0) hp.add("train_steps", c.train_steps);
     const auto rates = expected.read_floats("lr_schedule/" + c.name);
     REQUIRE(rates.size() == steps.size());
     double worst = 0;
@@ -240,15 +256,16 @@ TEST_CASE("initial values have T2T's mean and variance", "[t2t_equivalence]") {
   t2t::TFCheckpointReader expected(r.dir + "/expected/expected");
   // The set's own sizes on the fixture's vocabularies, as T2T drew them.
   t2t::HParams hp = t2t::hparams_registry().get(r.set)();
+  if (!hp.has("train_steps")) hp.add("train_steps", int64_t{20});
   torch::manual_seed(7);
-  t2t::Transformer model(hp, t2t::FeatureInfo{kInputVocab, kTargetVocab, false});
+  const auto model = make_model(r, hp);
   const int64_t hidden = hp.get_int("hidden_size");
   // The variables of a tiny model are named by its sizes: look them up there.
   const auto has = [&](const std::string& n) {
     return expected.has("init/tiny/mean/" + n);
   };
-  auto params = model.named_parameters();
-  for (const auto& [name, source] : t2t::transformer_tf_sources(model, has, 0)) {
+  auto params = model->named_parameters();
+  for (const auto& [name, source] : t2t::tensorflow_import(*model).tensorflow_sources(has, 0)) {
     const torch::Tensor value = params[name].detach().to(torch::kDouble);
     // Variables of one parameter are drawn alike (shards; q, k and v): the
     // average of their statistics stands for T2T's over all of them.

@@ -358,3 +358,43 @@ TEST_CASE("a T2T model with relative position attention decodes and trains on in
   CHECK(std::stod(m[1]) < 4.5);  // a fresh model's is about ln(370) = 5.9
   CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
 }
+
+TEST_CASE("a T2T Evolved Transformer decodes as T2T's, greedy and beam, and trains on in t2t",
+          "[t2t_import][decoder][trainer][e2e]") {
+  TempDir dir("t2t_import_evolved");
+  const std::string fixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run_evolved";
+  const std::string problem = t2t_fixture_problem(dir, "evolved_transformer") +
+                              " --hparams_set=evolved_transformer_tiny";
+  const auto t2t_greedy = read_lines(fixture + "/decodes/greedy.zh");
+  const auto t2t_beam = read_lines(fixture + "/decodes/beam.zh");
+  REQUIRE(t2t_greedy.size() == 12);
+  REQUIRE(t2t_beam.size() == 12);
+  for (const auto& [search, t2t] :
+       {std::pair<std::string, std::vector<std::string>>{"beam_size=1", t2t_greedy},
+        {"beam_size=4,alpha=0.6", t2t_beam}}) {
+    INFO(search);
+    const std::string out = dir / "out.zh";
+    auto r = run_command("./t2t-decoder " + problem + " --output_dir=" + fixture +
+                         "/train --decode_from_file=" + fixture + "/decodes/in.en --decode_hparams=" +
+                         search + ",batch_decode_length=true --decode_to_file=" + out);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.output, Contains("hidden_size: 128 -> 16"));
+    CHECK(read_lines(out) == t2t);
+  }
+
+  // Training goes on from T2T's step with its weights and Adam state; the
+  // cosine schedule reads --train_steps, as T2T's does.
+  const std::string run = dir / "run";
+  std::filesystem::copy(fixture + "/train", run);
+  auto r = run_command("./t2t-trainer " + problem +
+                       " --threads=1 --log_step_count_steps=1 --schedule=train --train_steps=22"
+                       " --output_dir=" + run);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
+  CHECK(std::stod(m[1]) < 5.5);  // a fresh model's is about ln(370) = 5.9
+  CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
+}
