@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "models/transformer_static_decoding.h"
 #include "t2t/core/error.h"
 #include "t2t/core/logging.h"
 #include "t2t/kernels/dropout.h"
@@ -15,8 +16,12 @@ constexpr const char* kWhat = "evolved transformer";
 
 // The state start_decoding() returns: the generic one (encoder output and
 // padding) with the cells' own caches.
+// The encoder-decoder keys and values, and their mask, have a row per
+// `group` consecutive rows (the beams of a sentence, models/
+// transformer_static_decoding.h's MemoryGrouping): beams share them.
 struct EvolvedDecoderState : DecoderState {
-  torch::Tensor memory_mask;  // [batch, 1, 1, input_len] bool
+  torch::Tensor memory_mask;  // [batch / group, 1, 1, input_len] bool
+  int64_t group = 1;
   std::vector<EvolvedLayerCache> cells;
 };
 
@@ -145,20 +150,36 @@ void EvolvedTransformer::reorder_state(DecoderState& base, const torch::Tensor& 
   if (!state) return;
   torch::NoGradGuard no_grad;
   const auto idx = index.to(state->memory_mask.device(), torch::kLong);
-  auto select = [&idx](torch::Tensor& t) {
-    if (t.defined()) t = t.index_select(0, idx);
+  auto select = [](torch::Tensor& t, const torch::Tensor& rows) {
+    if (t.defined()) t = t.index_select(0, rows);
   };
-  select(state->memory_mask);
   for (auto& cell : state->cells) {
     for (DecoderLayerCache* cache : {&cell.first, &cell.second}) {
-      select(cache->self_keys);
-      select(cache->self_values);
-      select(cache->memory_keys);
-      select(cache->memory_values);
+      select(cache->self_keys, idx);
+      select(cache->self_values, idx);
     }
-    select(cell.branches);
-    select(cell.final);
+    select(cell.branches, idx);
+    select(cell.final, idx);
   }
+  // The memory rows move only when whole sentences are dropped or made
+  // into beams.
+  const auto on_host = idx.to(torch::kCPU).contiguous();
+  const int64_t rows = state->memory_mask.size(0) * state->group;
+  const MemoryGrouping grouping = memory_grouping(
+      std::vector<int64_t>(on_host.data_ptr<int64_t>(), on_host.data_ptr<int64_t>() + idx.size(0)),
+      rows, state->group);
+  const int64_t memory_rows = state->memory_mask.size(0);
+  if (static_cast<int64_t>(grouping.kept.size()) != memory_rows ||
+      !grouping.unchanged(memory_rows)) {
+    const auto kept = torch::tensor(grouping.kept, torch::kLong).to(idx.device());
+    select(state->memory_mask, kept);
+    for (auto& cell : state->cells)
+      for (DecoderLayerCache* cache : {&cell.first, &cell.second}) {
+        select(cache->memory_keys, kept);
+        select(cache->memory_values, kept);
+      }
+  }
+  state->group = grouping.group;
 }
 
 torch::Tensor EvolvedTransformer::decode_step(DecoderState& base, const torch::Tensor& last_ids) {
@@ -170,7 +191,7 @@ torch::Tensor EvolvedTransformer::decode_step(DecoderState& base, const torch::T
   auto x = embed(matrices_.target, last_ids.reshape({-1, 1}));
   x = t2t::dropout(add_timing(x, state->length), config_.prepostprocess_dropout, is_training());
   for (size_t i = 0; i < decoder_.size(); ++i)
-    x = decoder_[i]->step(x, state->cells[i], state->length, state->memory_mask);
+    x = decoder_[i]->step(x, state->cells[i], state->length, state->memory_mask, state->group);
   x = decoder_final_(torch::Tensor(), x);
   ++state->length;
   return logits(x.squeeze(1)).to(torch::kFloat);

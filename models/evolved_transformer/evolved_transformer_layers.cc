@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "t2t/kernels/depthwise_conv.h"
 #include "t2t/kernels/dropout.h"
 
 namespace t2t {
@@ -52,10 +53,10 @@ SeparableConvImpl::SeparableConvImpl(int64_t in, int64_t out, int64_t width,
 }
 
 torch::Tensor SeparableConvImpl::forward(const torch::Tensor& x) {
-  namespace F = torch::nn::functional;
-  const auto depthwise =
-      F::conv1d(x.transpose(1, 2), depthwise_, F::Conv1dFuncOptions().groups(x.size(2)));
-  return F::conv1d(depthwise, pointwise_, F::Conv1dFuncOptions().bias(bias_)).transpose(1, 2);
+  // Channels last throughout: the depthwise pass in t2t's kernel, the
+  // pointwise one as a dense product.
+  return torch::linear(depthwise_conv1d(x, depthwise_),
+                       pointwise_.view({pointwise_.size(0), pointwise_.size(1)}), bias_);
 }
 
 ConvImpl::ConvImpl(int64_t in, int64_t out, int64_t width, const TransformerLayerConfig& c) {
@@ -206,13 +207,15 @@ void EvolvedDecoderLayerImpl::start_decoding(const torch::Tensor& memory,
 }
 
 torch::Tensor EvolvedDecoderLayerImpl::step(torch::Tensor x, EvolvedLayerCache& cache,
-                                            int64_t length, const torch::Tensor& memory_mask) {
+                                            int64_t length, const torch::Tensor& memory_mask,
+                                            int64_t group) {
   const bool training = is_training();
   auto h = attention_pre_(torch::Tensor(), x);
   AttentionCache wide{&cache.first.self_keys, &cache.first.self_values};
   wide.length = length;
   const auto left = wide_attention_(h, torch::Tensor(), torch::Tensor(), false, &wide);
   AttentionCache first{&cache.first.memory_keys, &cache.first.memory_values};
+  first.group = group;
   const auto right = first_memory_attention_(h, torch::Tensor(), memory_mask, false, &first);
   x = x + t2t::dropout(left, dropout_, training) + t2t::dropout(right, dropout_, training);
 
@@ -231,6 +234,7 @@ torch::Tensor EvolvedDecoderLayerImpl::step(torch::Tensor x, EvolvedLayerCache& 
                       false, &self);
   x = self_attention_post_(x, h);
   AttentionCache second{&cache.second.memory_keys, &cache.second.memory_values};
+  second.group = group;
   h = second_memory_attention_(memory_pre_(torch::Tensor(), x), torch::Tensor(), memory_mask,
                                false, &second);
   x = memory_post_(x, h);

@@ -103,9 +103,11 @@ class EvolvedDecoderLayerImpl : public torch::nn::Module {
 
   // Fills the encoder-decoder keys and values and empties the rest.
   void start_decoding(const torch::Tensor& memory, EvolvedLayerCache& cache);
-  // Position `length` alone: x [batch, 1, hidden].
+  // Position `length` alone: x [batch, 1, hidden]. The encoder-decoder
+  // keys and values and memory_mask [batch / group, 1, 1, input_length]
+  // have a row per `group` consecutive rows of x (AttentionCache::group).
   torch::Tensor step(torch::Tensor x, EvolvedLayerCache& cache, int64_t length,
-                     const torch::Tensor& memory_mask);
+                     const torch::Tensor& memory_mask, int64_t group = 1);
 
  private:
   // The convolution block on pre-processed positions: `branches_in`

@@ -145,6 +145,22 @@ TEST_CASE("evolved transformer: reordering beams reorders every cache", "[model]
   for (int64_t t = 0; t <= 12; ++t) want = model->decode_step(*fresh, reordered.select(1, t).clone());
   CHECK(max_diff(got, want) < 1e-5);
 
+  // Beams made from each sentence share its encoder-decoder keys: a step
+  // on them equals the same rows decoded apart.
+  const auto beams = torch::tensor({0, 0, 1, 1, 2, 2}, torch::kLong);
+  auto grown = model->start_decoding(inputs);
+  auto apart = model->start_decoding(inputs.index_select(0, beams));
+  for (int64_t t = 0; t < 3; ++t) model->decode_step(*grown, history.select(1, t).clone());
+  for (int64_t t = 0; t < 3; ++t)
+    model->decode_step(*apart, history.index_select(0, beams).select(1, t).clone());
+  model->reorder_state(*grown, beams);
+  const auto last = torch::tensor({5, 6, 7, 8, 9, 10}, torch::kLong);
+  CHECK(max_diff(model->decode_step(*grown, last), model->decode_step(*apart, last)) < 1e-5);
+  const auto within = torch::tensor({1, 0, 3, 3, 4, 5}, torch::kLong);  // beams reordered
+  model->reorder_state(*grown, within);
+  model->reorder_state(*apart, within);
+  CHECK(max_diff(model->decode_step(*grown, last), model->decode_step(*apart, last)) < 1e-5);
+
   // Dropping sentences shrinks the state.
   model->reorder_state(*state, torch::tensor({1}, torch::kLong));
   CHECK(state->batch_size() == 1);
