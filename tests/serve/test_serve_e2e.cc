@@ -649,6 +649,26 @@ TEST_CASE("t2t-serve serves a T2T output directory as t2t-decoder decodes it",
   CHECK(server.stop() == 0);
 }
 
+TEST_CASE("t2t-serve serves T2T's Evolved Transformer as T2T's decoder translates",
+          "[serve][e2e][t2t_import]") {
+  // The second model goes through the same server: only --model differs.
+  TempDir dir("serve_evolved");
+  const std::string fixture = t2t::test::source_dir() + "/tests/fixtures/t2t_run_evolved";
+  const std::string model = t2t::test::t2t_fixture_problem(dir, "evolved_transformer") +
+                            " --hparams_set=evolved_transformer_tiny --output_dir=" + fixture +
+                            "/train --decode_hparams='beam_size=1,batch_decode_length=true'"
+                            " --threads=2";
+  ServeProcess server(model, dir / "serve.log");
+  INFO(server.log());
+  REQUIRE(server.ok());
+  auto [status, answer] =
+      post(server.port(), "/v1/translate", texts_body(read_lines(fixture + "/decodes/in.en")));
+  REQUIRE(status == 200);
+  CHECK(answer["translations"].get<std::vector<std::string>>() ==
+        read_lines(fixture + "/decodes/greedy.zh"));
+  CHECK(server.stop() == 0);
+}
+
 TEST_CASE("t2t-serve takes prefixes, terms, a glossary and alignments in its JSON",
           "[serve][e2e]") {
   const auto& t = trained();

@@ -7,7 +7,9 @@
 // shared by both languages (tests/fixtures/t2t_run_shared,
 // make_shared_fixture.sh), and 20 steps of transformer_relative_tiny
 // (tests/fixtures/t2t_run_relative, make_fixtures.sh on the first's data),
-// each with T2T's own decodes of 12 sentences.
+// and 20 steps of T2T's Evolved Transformer, evolved_transformer_tiny
+// (tests/fixtures/t2t_run_evolved, the same way), each with T2T's own
+// decodes of 12 sentences (the last also by beam search).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
