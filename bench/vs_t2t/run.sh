@@ -23,6 +23,9 @@
 #     bench/vs_t2t/run.sh    # t2t's trainer with extra flags; DATA: reuse a data directory
 #   SET=transformer_relative_tiny WORK=/tmp/t2t_vs_t2t_relative DATA=/tmp/t2t_vs_t2t/data \
 #     bench/vs_t2t/run.sh    # relative position attention on both sides
+#   MODEL=evolved_transformer SET=evolved_transformer_tiny WORK=/tmp/t2t_vs_t2t_evolved \
+#     DATA=/tmp/t2t_vs_t2t/data bench/vs_t2t/run.sh    # the Evolved Transformer
+# EXTRA_HPARAMS=... adds overrides to the recipe on both sides.
 #
 # Needs ../shared/data/tatoeba-enzh (TATOEBA=...) and the reference
 # environment (T2T_REAL=...); a phase whose results exist is skipped, so a
@@ -37,8 +40,9 @@ MINUTES=${MINUTES:-20}
 EVERY=${EVERY:-500}
 SEED=${SEED:-1}
 SET=${SET:-transformer_tiny}
+MODEL=${MODEL:-transformer}
 PROBLEM=translate_enzh_tatoeba
-RECIPE="batch_size=2048,max_length=64,learning_rate_warmup_steps=400,layer_prepostprocess_dropout=0.3,attention_dropout=0.1,relu_dropout=0.1"
+RECIPE="batch_size=2048,max_length=64,learning_rate_warmup_steps=400,layer_prepostprocess_dropout=0.3,attention_dropout=0.1,relu_dropout=0.1${EXTRA_HPARAMS:+,$EXTRA_HPARAMS}"
 USR=$ROOT/../shared/t2t-reference-env/usr
 [ -x "$T2T_REAL/venv/bin/python" ] || { echo "no T2T at $T2T_REAL: run ../shared/t2t-reference-env/setup.sh" >&2; exit 1; }
 [ -f "$TATOEBA/train.en" ] || { echo "no Tatoeba data at $TATOEBA (TATOEBA=...)" >&2; exit 1; }
@@ -61,7 +65,7 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
   rm -rf "$T2T_RUN" "$OUR_RUN"
   echo "training both for $MINUTES minutes (T2T on core 0, t2t on core 1)"
   taskset -c 0 timeout -s INT "${MINUTES}m" "$T2T_REAL/venv/bin/t2t-trainer" \
-    --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" --model=transformer \
+    --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" --model=$MODEL \
     --hparams_set=$SET --hparams="$RECIPE" --output_dir="$T2T_RUN" \
     --train_steps=1000000 --schedule=train --local_eval_frequency="$EVERY" \
     --keep_checkpoint_max=1000 --random_seed="$SEED" --log_step_count_steps=100 \
@@ -69,7 +73,7 @@ if [ ! -f "$T2T_RUN/checkpoint" ] || [ ! -f "$OUR_RUN/checkpoint" ]; then
     >"$WORK/logs/train-t2t-real-$SEED.log" 2>&1 &
   real_pid=$!
   taskset -c 1 timeout -s TERM "${MINUTES}m" "$BUILD/t2t-trainer" --problem=$PROBLEM \
-    --data_dir="$DATA" --model=transformer --hparams_set=$SET --hparams="$RECIPE" \
+    --data_dir="$DATA" --model=$MODEL --hparams_set=$SET --hparams="$RECIPE" \
     --output_dir="$OUR_RUN" --train_steps=1000000 --schedule=train \
     --save_checkpoints_steps="$EVERY" --keep_checkpoint_max=0 --random_seed="$SEED" \
     --log_step_count_steps=100 --threads=1 $OURS_FLAGS >"$WORK/logs/train-t2t-$SEED.log" 2>&1 &
@@ -97,7 +101,7 @@ for index in "$T2T_RUN"/model.ckpt-*.index; do
   grep -q "^t2t-real	$step	" "$WORK/bleu-$SEED.tsv" && continue
   out=$WORK/dev-t2t-real-$SEED-$step.zh
   timed t2t-real "$step" "$T2T_REAL/venv/bin/t2t-decoder" --t2t_usr_dir="$USR" --problem=$PROBLEM --data_dir="$DATA" \
-    --model=transformer --hparams_set=$SET --hparams="$RECIPE" \
+    --model=$MODEL --hparams_set=$SET --hparams="$RECIPE" \
     --output_dir="$T2T_RUN" --checkpoint_path="${index%.index}" \
     --decode_hparams="beam_size=4,alpha=0.6" --decode_from_file="$TATOEBA/dev.en" \
     --decode_to_file="$out" >"$WORK/logs/decode-t2t-real-$SEED-$step.log" 2>&1
@@ -108,7 +112,7 @@ for ckpt in "$OUR_RUN"/model.ckpt-*.pt; do
   grep -q "^t2t	$step	" "$WORK/bleu-$SEED.tsv" && continue
   out=$WORK/dev-t2t-$SEED-$step.zh
   timed t2t "$step" "$BUILD/t2t-decoder" --problem=$PROBLEM --data_dir="$DATA" \
-    --model=transformer --output_dir="$OUR_RUN" --checkpoint_path="$ckpt" --decode_hparams="beam_size=4,alpha=0.6" \
+    --model=$MODEL --output_dir="$OUR_RUN" --checkpoint_path="$ckpt" --decode_hparams="beam_size=4,alpha=0.6" \
     --decode_from_file="$TATOEBA/dev.en" --decode_to_file="$out" --log_level=warning \
     >"$WORK/logs/decode-t2t-$SEED-$step.log" 2>&1
   score t2t "$step" "$out"

@@ -15,10 +15,9 @@ namespace {
 constexpr const char* kWhat = "evolved transformer";
 
 // The state start_decoding() returns: the generic one (encoder output and
-// padding) with the cells' own caches.
-// The encoder-decoder keys and values, and their mask, have a row per
-// `group` consecutive rows (the beams of a sentence, models/
-// transformer_static_decoding.h's MemoryGrouping): beams share them.
+// padding) with the cells' own caches. Their encoder-decoder keys and
+// values, and the mask, have a row per `group` consecutive rows: the beams
+// of a sentence share them (MemoryGrouping, transformer_static_decoding.h).
 struct EvolvedDecoderState : DecoderState {
   torch::Tensor memory_mask;  // [batch / group, 1, 1, input_len] bool
   int64_t group = 1;
