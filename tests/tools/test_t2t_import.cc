@@ -38,6 +38,26 @@ namespace {
 
 const std::string kFixture = t2t::test::t2t_fixture_dir();
 
+// t2t-trainer, given T2T's command line (`problem`) and a copy of the
+// fixture's output directory, goes on from T2T's step 20 with its weights
+// and Adam state: two steps whose first loss is below `loss_below` (a fresh
+// model's is about ln(370) = 5.9), and a checkpoint of its own.
+void trains_on_from_t2t_step(const std::string& problem, const std::string& fixture,
+                             const TempDir& dir, double loss_below) {
+  const std::string run = dir / "run";
+  std::filesystem::copy(fixture + "/train", run);
+  const auto r = run_command("./t2t-trainer " + problem +
+                             " --threads=1 --log_step_count_steps=1 --schedule=train"
+                             " --train_steps=22 --output_dir=" + run);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
+  CHECK(std::stod(m[1]) < loss_below);
+  CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
+}
+
 }  // namespace
 
 TEST_CASE("t2t-decoder decodes T2T's output directory with T2T's command line",
@@ -347,18 +367,7 @@ TEST_CASE("a T2T model with relative position attention decodes and trains on in
   CHECK(read_lines(dir / "greedy.zh") == t2t);
 
   // Training goes on from T2T's step with its weights and Adam state.
-  const std::string run = dir / "run";
-  std::filesystem::copy(fixture + "/train", run);
-  r = run_command("./t2t-trainer " + problem +
-                  " --threads=1 --log_step_count_steps=1 --schedule=train --train_steps=22"
-                  " --output_dir=" + run);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
-  std::smatch m;
-  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
-  CHECK(std::stod(m[1]) < 4.5);  // a fresh model's is about ln(370) = 5.9
-  CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
+  trains_on_from_t2t_step(problem, fixture, dir, 4.5);
 }
 
 TEST_CASE("a T2T Evolved Transformer decodes as T2T's, greedy and beam, and trains on in t2t",
@@ -387,16 +396,5 @@ TEST_CASE("a T2T Evolved Transformer decodes as T2T's, greedy and beam, and trai
 
   // Training goes on from T2T's step with its weights and Adam state; the
   // cosine schedule reads --train_steps, as T2T's does.
-  const std::string run = dir / "run";
-  std::filesystem::copy(fixture + "/train", run);
-  auto r = run_command("./t2t-trainer " + problem +
-                       " --threads=1 --log_step_count_steps=1 --schedule=train --train_steps=22"
-                       " --output_dir=" + run);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.output, Contains("resuming T2T's run from " + run + "/model.ckpt-20 at step 20"));
-  std::smatch m;
-  REQUIRE(std::regex_search(r.output, m, std::regex("step 21: loss ([0-9.]+)")));
-  CHECK(std::stod(m[1]) < 5.5);  // a fresh model's is about ln(370) = 5.9
-  CHECK(std::filesystem::exists(run + "/model.ckpt-22.pt"));
+  trains_on_from_t2t_step(problem, fixture, dir, 5.5);
 }
