@@ -470,7 +470,7 @@ void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) 
   if (!state) return T2TModel::reorder_state(base, index);
   torch::NoGradGuard no_grad;
   const auto idx = index.to(state->encoder_padding.device(), torch::kLong);
-  const int64_t rows = state->batch_size(), new_rows = idx.size(0);
+  const int64_t new_rows = idx.size(0);
   state->encoder_output = state->encoder_output.index_select(0, idx);
   state->encoder_padding = state->encoder_padding.index_select(0, idx);
   if (state->use_slots) {
@@ -495,21 +495,14 @@ void Transformer::reorder_state(DecoderState& base, const torch::Tensor& index) 
   // row share it: making beams (the batch grows by a factor), reordering
   // beams within their sentence (the grouping stays) and dropping whole
   // sentences (it stays too) copy no memory, or only the rows kept.
-  const auto on_host = idx.to(torch::kCPU).contiguous();
-  const MemoryGrouping grouping = memory_grouping(
-      std::vector<int64_t>(on_host.data_ptr<int64_t>(), on_host.data_ptr<int64_t>() + new_rows),
-      rows, state->group);
-  const int64_t memory_rows = state->memory_mask.size(0);
-  if (static_cast<int64_t>(grouping.kept.size()) != memory_rows ||
-      !grouping.unchanged(memory_rows)) {
-    const auto kept = torch::tensor(grouping.kept, torch::kLong).to(idx.device());
+  const auto kept = regroup_memory(idx, state->memory_mask.size(0), state->group);
+  if (kept.defined()) {
     state->memory_mask = state->memory_mask.index_select(0, kept);
     for (auto& layer : state->layers) {
       layer.memory_keys = layer.memory_keys.index_select(0, kept);
       layer.memory_values = layer.memory_values.index_select(0, kept);
     }
   }
-  state->group = grouping.group;
 }
 
 torch::Tensor Transformer::decode_step(DecoderState& state, const torch::Tensor& last_ids) {

@@ -58,6 +58,17 @@ MemoryGrouping memory_grouping(const std::vector<int64_t>& from, int64_t rows, i
   return out;
 }
 
+torch::Tensor regroup_memory(const torch::Tensor& index, int64_t memory_rows, int64_t& group) {
+  const auto on_host = index.to(torch::kCPU, torch::kLong).contiguous();
+  const MemoryGrouping grouping = memory_grouping(
+      std::vector<int64_t>(on_host.data_ptr<int64_t>(), on_host.data_ptr<int64_t>() + on_host.numel()),
+      memory_rows * group, group);
+  group = grouping.group;
+  if (static_cast<int64_t>(grouping.kept.size()) == memory_rows && grouping.unchanged(memory_rows))
+    return torch::Tensor();
+  return torch::tensor(grouping.kept, torch::kLong).to(index.device());
+}
+
 void Transformer::set_static_decoding(bool on, bool graphs) {
   static_decoding_ = on;
   decode_graphs_ = on && graphs;

@@ -28,6 +28,13 @@ struct MemoryGrouping {
 };
 MemoryGrouping memory_grouping(const std::vector<int64_t>& from, int64_t rows, int64_t group);
 
+// A dynamic-shape state's memory rows after its rows are reordered by
+// `index` ([new_rows] int64): `memory_rows` rows each read by `group`
+// consecutive rows before. Sets `group` to the new grouping and returns the
+// memory rows to keep ([kept] int64, on index's device), or an undefined
+// tensor when they stay as they are.
+torch::Tensor regroup_memory(const torch::Tensor& index, int64_t memory_rows, int64_t& group);
+
 // The batch's caches are the arena's leading rows; this holds the arena for
 // the whole search. DecoderState::layers stay empty and encoder_output is
 // [rows, 0, hidden], for batch_size().

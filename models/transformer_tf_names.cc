@@ -16,17 +16,6 @@ namespace {
 
 const std::string kScope = "transformer/";
 
-// T2T's scope of a layer norm: the k-th norm (k > 0 adds "_k") of a
-// pre-processing (layer_prepostprocess) or post-processing
-// (layer_postprocess, as in transformer_base_v1's checkpoints) step.
-std::string norm_scope(const std::string& step, int k) {
-  return step + "/layer_norm" + (k > 0 ? "_" + std::to_string(k) : "");
-}
-
-std::string norm_variable(const std::string& param) {
-  return param == "weight" ? "layer_norm_scale" : "layer_norm_bias";
-}
-
 // The source of a parameter of the encoder or decoder stacks, from its t2t
 // name split as <stack>.<layer>.<module>.<rest>.
 TFSource layer_source(const std::string& stack, const std::string& layer,
@@ -41,30 +30,13 @@ TFSource layer_source(const std::string& stack, const std::string& layer,
          {std::pair<std::string, std::string>{"_pre", "layer_prepostprocess"},
           {"_post", "layer_postprocess"}}) {
       if (module == sub + suffix && std::regex_match(rest, m, norm_re)) {
-        s.parts = {{base + sub + "/" + norm_scope(step, std::stoi(m[1])) + "/" +
-                    norm_variable(m[2])}};
+        s.parts = {{layer_norm_tf_name(base + sub + "/" + step, std::stoi(m[1]), m[2])}};
         return s;
       }
     }
   }
-  const std::string attention = base + module + "/multihead_attention/";
   if (module == "self_attention" || module == "encdec_attention") {
-    s.transpose = true;
-    if (rest == "qkv.weight") {
-      s.parts = {{attention + "q/kernel"}, {attention + "k/kernel"}, {attention + "v/kernel"}};
-    } else if (rest == "q.weight") {
-      s.parts = {{attention + "q/kernel"}};
-    } else if (rest == "kv.weight") {
-      s.parts = {{attention + "k/kernel"}, {attention + "v/kernel"}};
-    } else if (rest == "output.weight") {
-      s.parts = {{attention + "output_transform/kernel"}};
-    }
-    if (module == "self_attention" && (rest == "relative_keys" || rest == "relative_values")) {
-      // T2T's tables are laid out as t2t's: [2 * max + 1, depth].
-      s.transpose = false;
-      s.parts = {{attention + "dot_product_attention_relative/relative_positions_" +
-                  rest.substr(9) + "/embeddings"}};
-    }
+    s = attention_tf_source(base + module + "/multihead_attention", rest);
   } else if (module == "ffn" && (rest == "conv1.weight" || rest == "conv2.weight")) {
     s.transpose = true;
     s.parts = {{base + "ffn/" + rest.substr(0, 5) + "/kernel"}};
@@ -79,6 +51,32 @@ TFSource layer_source(const std::string& stack, const std::string& layer,
 }
 
 }  // namespace
+
+TFSource attention_tf_source(const std::string& scope, const std::string& rest) {
+  TFSource s;
+  s.transpose = true;  // dense kernels; kept only with parts
+  if (rest == "qkv.weight") {
+    s.parts = {{scope + "/q/kernel"}, {scope + "/k/kernel"}, {scope + "/v/kernel"}};
+  } else if (rest == "q.weight") {
+    s.parts = {{scope + "/q/kernel"}};
+  } else if (rest == "kv.weight") {
+    s.parts = {{scope + "/k/kernel"}, {scope + "/v/kernel"}};
+  } else if (rest == "output.weight") {
+    s.parts = {{scope + "/output_transform/kernel"}};
+  } else if (rest == "relative_keys" || rest == "relative_values") {
+    // T2T's tables are laid out as t2t's: [2 * max + 1, depth].
+    s.transpose = false;
+    s.parts = {{scope + "/dot_product_attention_relative/relative_positions_" + rest.substr(9) +
+                "/embeddings"}};
+  }
+  if (s.parts.empty()) return TFSource();
+  return s;
+}
+
+std::string layer_norm_tf_name(const std::string& scope, int k, const std::string& param) {
+  return scope + "/layer_norm" + (k > 0 ? "_" + std::to_string(k) : "") + "/" +
+         (param == "weight" ? "layer_norm_scale" : "layer_norm_bias");
+}
 
 TFSources transformer_tf_sources(const Transformer& model, const TFHas& has,
                                  int64_t target_space_id) {
@@ -98,9 +96,8 @@ TFSources transformer_tf_sources(const Transformer& model, const TFHas& has,
       s.parts = {{kScope + "body/target_space_embedding/kernel"}};
       s.row = target_space_id;
     } else if (std::regex_match(name, m, final_re)) {
-      s.parts = {{kScope + "body/" + m[1].str() + "/" +
-                  norm_scope("layer_prepostprocess", std::stoi(m[2])) + "/" +
-                  norm_variable(m[3])}};
+      s.parts = {{layer_norm_tf_name(kScope + "body/" + m[1].str() + "/layer_prepostprocess",
+                                     std::stoi(m[2]), m[3])}};
     } else if (std::regex_match(name, m, layer_re)) {
       s = layer_source(m[1], m[2], m[3], m[4], name);
     } else {

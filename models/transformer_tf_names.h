@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "t2t/model/tf_sources.h"
 
@@ -30,6 +31,15 @@ class Transformer;
 // or a parameter has no T2T counterpart.
 TFSources transformer_tf_sources(const Transformer& model, const TFHas& has,
                                  int64_t target_space_id);
+
+// T2T's variables of a MultiheadAttention parameter `rest` (qkv.weight,
+// q.weight, kv.weight, output.weight, relative_keys, relative_values) whose
+// T2T scope is `scope` (".../multihead_attention"); no parts for other names.
+TFSource attention_tf_source(const std::string& scope, const std::string& rest);
+
+// T2T's variable of parameter `param` (weight or bias) of the k-th layer
+// norm (k > 0 adds "_k") in the pre/post-processing scope `scope`.
+std::string layer_norm_tf_name(const std::string& scope, int k, const std::string& param);
 
 // Sets every parameter of `model` from T2T's checkpoint (load_tf_sources).
 void load_transformer_from_tf(Transformer& model, const TFCheckpointReader& reader,

@@ -112,20 +112,21 @@ torch::Tensor EvolvedTransformer::logits(const torch::Tensor& decoder_output) co
   return torch::linear(decoder_output, matrices_.softmax);
 }
 
-torch::Tensor EvolvedTransformer::forward(const torch::Tensor& inputs,
-                                          const torch::Tensor& targets) {
+torch::Tensor EvolvedTransformer::body(const torch::Tensor& inputs, const torch::Tensor& targets) {
   TORCH_CHECK(inputs.size(0) == targets.size(0), "inputs and targets differ in batch size: ",
               inputs.size(0), " and ", targets.size(0));
   const auto [encoded, padding] = encode(inputs);
-  return logits(decode(targets, encoded, padding));
+  return decode(targets, encoded, padding);
+}
+
+torch::Tensor EvolvedTransformer::forward(const torch::Tensor& inputs,
+                                          const torch::Tensor& targets) {
+  return logits(body(inputs, targets));
 }
 
 torch::Tensor EvolvedTransformer::forward_labelled(const torch::Tensor& inputs,
                                                    const torch::Tensor& targets) {
-  TORCH_CHECK(inputs.size(0) == targets.size(0), "inputs and targets differ in batch size: ",
-              inputs.size(0), " and ", targets.size(0));
-  const auto [encoded, padding] = encode(inputs);
-  const auto h = decode(targets, encoded, padding);
+  const auto h = body(inputs, targets);
   return logits(h.reshape({-1, h.size(-1)}).index_select(0, labelled_positions(targets)));
 }
 
@@ -162,23 +163,14 @@ void EvolvedTransformer::reorder_state(DecoderState& base, const torch::Tensor& 
   }
   // The memory rows move only when whole sentences are dropped or made
   // into beams.
-  const auto on_host = idx.to(torch::kCPU).contiguous();
-  const int64_t rows = state->memory_mask.size(0) * state->group;
-  const MemoryGrouping grouping = memory_grouping(
-      std::vector<int64_t>(on_host.data_ptr<int64_t>(), on_host.data_ptr<int64_t>() + idx.size(0)),
-      rows, state->group);
-  const int64_t memory_rows = state->memory_mask.size(0);
-  if (static_cast<int64_t>(grouping.kept.size()) != memory_rows ||
-      !grouping.unchanged(memory_rows)) {
-    const auto kept = torch::tensor(grouping.kept, torch::kLong).to(idx.device());
-    select(state->memory_mask, kept);
-    for (auto& cell : state->cells)
-      for (DecoderLayerCache* cache : {&cell.first, &cell.second}) {
-        select(cache->memory_keys, kept);
-        select(cache->memory_values, kept);
-      }
-  }
-  state->group = grouping.group;
+  const auto kept = regroup_memory(idx, state->memory_mask.size(0), state->group);
+  if (!kept.defined()) return;
+  select(state->memory_mask, kept);
+  for (auto& cell : state->cells)
+    for (DecoderLayerCache* cache : {&cell.first, &cell.second}) {
+      select(cache->memory_keys, kept);
+      select(cache->memory_values, kept);
+    }
 }
 
 torch::Tensor EvolvedTransformer::decode_step(DecoderState& base, const torch::Tensor& last_ids) {

@@ -47,6 +47,8 @@ class EvolvedTransformer : public T2TModel, public TensorFlowImport {
                        const torch::Tensor& encoder_padding);
   // [..., hidden] -> [..., target_vocab]
   torch::Tensor logits(const torch::Tensor& decoder_output) const;
+  // encode() then decode(): [batch, target_len, hidden], before the softmax.
+  torch::Tensor body(const torch::Tensor& inputs, const torch::Tensor& targets);
 
   const VocabularyMatrices& vocabulary() const { return matrices_; }
   int64_t hidden_size() const { return config_.hidden_size; }

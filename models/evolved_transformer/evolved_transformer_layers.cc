@@ -1,6 +1,7 @@
 #include "models/evolved_transformer/evolved_transformer_layers.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -162,34 +163,9 @@ torch::Tensor EvolvedDecoderLayerImpl::branches(const torch::Tensor& in) {
   return conv_mid_pre_(torch::Tensor(), left + pad_channels(right, left.size(-1)));
 }
 
-torch::Tensor EvolvedDecoderLayerImpl::final_conv(const torch::Tensor& in) {
-  return conv_final_(in);
-}
-
 torch::Tensor EvolvedDecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& memory,
                                                const torch::Tensor& memory_mask) {
-  const bool training = is_training();
-  // T2T masks the future only: padded targets come last, so no valid
-  // position ever sees them (nor, through the causal convolutions, does any
-  // earlier one).
-  auto h = attention_pre_(torch::Tensor(), x);
-  const auto left = wide_attention_(h, torch::Tensor(), torch::Tensor(), true);
-  const auto right = first_memory_attention_(h, memory, memory_mask);
-  // The two attentions join the residual without post-processing, as T2T's
-  // cell does.
-  x = x + t2t::dropout(left, dropout_, training) + t2t::dropout(right, dropout_, training);
-
-  h = branches(pad_positions(conv_pre_(torch::Tensor(), x), kBranchesContext, 0));
-  x = conv_post_(x, final_conv(pad_positions(h, kFinalContext, 0)));
-
-  h = self_attention_(self_attention_pre_(torch::Tensor(), x), torch::Tensor(), torch::Tensor(),
-                      true);
-  x = self_attention_post_(x, h);
-  h = second_memory_attention_(memory_pre_(torch::Tensor(), x), memory, memory_mask);
-  x = memory_post_(x, h);
-
-  h = t2t::dropout(torch::silu(dense_1_(dense_pre_(torch::Tensor(), x))), dropout_, training);
-  return dense_post_(x, dense_2_(dense_mid_pre_(torch::Tensor(), h)));
+  return run(x, memory, memory_mask, nullptr, 0, 1);
 }
 
 void EvolvedDecoderLayerImpl::start_decoding(const torch::Tensor& memory,
@@ -209,34 +185,63 @@ void EvolvedDecoderLayerImpl::start_decoding(const torch::Tensor& memory,
 torch::Tensor EvolvedDecoderLayerImpl::step(torch::Tensor x, EvolvedLayerCache& cache,
                                             int64_t length, const torch::Tensor& memory_mask,
                                             int64_t group) {
+  return run(x, torch::Tensor(), memory_mask, &cache, length, group);
+}
+
+namespace {
+
+// A step's convolution input: the cached context and the new position; the
+// context then moves on by one.
+torch::Tensor slide(torch::Tensor& context, const torch::Tensor& x) {
+  const auto window = torch::cat({context, x}, 1);
+  context = window.narrow(1, window.size(1) - context.size(1), context.size(1));
+  return window;
+}
+
+}  // namespace
+
+torch::Tensor EvolvedDecoderLayerImpl::run(torch::Tensor x, const torch::Tensor& memory,
+                                           const torch::Tensor& memory_mask,
+                                           EvolvedLayerCache* cache, int64_t length,
+                                           int64_t group) {
   const bool training = is_training();
+  // Teacher forcing masks the future of every position (T2T masks the
+  // future only: padded targets come last, so no valid position ever sees
+  // them, nor, through the causal convolutions, does any earlier one); a
+  // step's one position attends to what its caches hold.
+  const bool causal = cache == nullptr;
+  std::optional<AttentionCache> wide, first, self, second;
+  if (cache) {
+    wide.emplace(AttentionCache{&cache->first.self_keys, &cache->first.self_values});
+    wide->length = length;
+    first.emplace(AttentionCache{&cache->first.memory_keys, &cache->first.memory_values});
+    first->group = group;
+    self.emplace(AttentionCache{&cache->second.self_keys, &cache->second.self_values});
+    self->length = length;
+    second.emplace(AttentionCache{&cache->second.memory_keys, &cache->second.memory_values});
+    second->group = group;
+  }
+  const auto in = [](std::optional<AttentionCache>& c) { return c ? &*c : nullptr; };
+
   auto h = attention_pre_(torch::Tensor(), x);
-  AttentionCache wide{&cache.first.self_keys, &cache.first.self_values};
-  wide.length = length;
-  const auto left = wide_attention_(h, torch::Tensor(), torch::Tensor(), false, &wide);
-  AttentionCache first{&cache.first.memory_keys, &cache.first.memory_values};
-  first.group = group;
-  const auto right = first_memory_attention_(h, torch::Tensor(), memory_mask, false, &first);
+  const auto left = wide_attention_(h, torch::Tensor(), torch::Tensor(), causal, in(wide));
+  const auto right = first_memory_attention_(h, memory, memory_mask, false, in(first));
+  // The two attentions join the residual without post-processing, as T2T's
+  // cell does.
   x = x + t2t::dropout(left, dropout_, training) + t2t::dropout(right, dropout_, training);
 
-  // Each convolution reads its context and the new position; the context
-  // then moves on by one.
-  auto window = torch::cat({cache.branches, conv_pre_(torch::Tensor(), x)}, 1);
-  cache.branches = window.narrow(1, 1, kBranchesContext);
-  h = branches(window);
-  window = torch::cat({cache.final, h}, 1);
-  cache.final = window.narrow(1, 1, kFinalContext);
-  x = conv_post_(x, final_conv(window));
+  // The causal convolutions read zeros before the first position, as T2T
+  // pads, and in a step the positions their caches hold.
+  h = conv_pre_(torch::Tensor(), x);
+  h = branches(cache ? slide(cache->branches, h) : pad_positions(h, kBranchesContext, 0));
+  h = conv_final_(cache ? slide(cache->final, h) : pad_positions(h, kFinalContext, 0));
+  x = conv_post_(x, h);
 
-  AttentionCache self{&cache.second.self_keys, &cache.second.self_values};
-  self.length = length;
   h = self_attention_(self_attention_pre_(torch::Tensor(), x), torch::Tensor(), torch::Tensor(),
-                      false, &self);
+                      causal, in(self));
   x = self_attention_post_(x, h);
-  AttentionCache second{&cache.second.memory_keys, &cache.second.memory_values};
-  second.group = group;
-  h = second_memory_attention_(memory_pre_(torch::Tensor(), x), torch::Tensor(), memory_mask,
-                               false, &second);
+  h = second_memory_attention_(memory_pre_(torch::Tensor(), x), memory, memory_mask, false,
+                               in(second));
   x = memory_post_(x, h);
 
   h = t2t::dropout(torch::silu(dense_1_(dense_pre_(torch::Tensor(), x))), dropout_, training);

@@ -110,12 +110,15 @@ class EvolvedDecoderLayerImpl : public torch::nn::Module {
                      const torch::Tensor& memory_mask, int64_t group = 1);
 
  private:
-  // The convolution block on pre-processed positions: `branches_in`
-  // [batch, length + 10, hidden] (10 positions of left context) ->
-  // [batch, length, 2 * hidden] normalised; then `final_in` with 6 of
-  // context -> [batch, length, hidden].
-  torch::Tensor branches(const torch::Tensor& branches_in);
-  torch::Tensor final_conv(const torch::Tensor& final_in);
+  // The two branches on pre-processed positions: [batch, length + 10,
+  // hidden] (10 positions of left context) -> [batch, length, 2 * hidden],
+  // normalised.
+  torch::Tensor branches(const torch::Tensor& in);
+  // The cell: teacher forcing without `cache` (x all target positions,
+  // memory the encoder output), a step with it (x the position `length`,
+  // memory unused: the cache holds its keys and values).
+  torch::Tensor run(torch::Tensor x, const torch::Tensor& memory, const torch::Tensor& memory_mask,
+                    EvolvedLayerCache* cache, int64_t length, int64_t group);
 
   int64_t hidden_;
   double dropout_;

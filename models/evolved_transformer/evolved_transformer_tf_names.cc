@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "models/evolved_transformer/evolved_transformer.h"
+#include "models/transformer_tf_names.h"
 #include "t2t/core/error.h"
 #include "t2t/io/tf_checkpoint.h"
 
@@ -82,26 +83,10 @@ const std::map<std::string, Place>& decoder_places() {
 TFSource layer_source(const std::string& scope, const std::string& rest, int64_t dim) {
   static const std::regex norm_re(R"(layer_norm_(\d+)\.(weight|bias))");
   std::smatch m;
-  TFSource s;
+  TFSource s = attention_tf_source(scope, rest);
+  if (!s.parts.empty()) return s;
   if (std::regex_match(rest, m, norm_re)) {
-    const int k = std::stoi(m[1]);
-    s.parts = {{scope + "/layer_norm" + (k > 0 ? "_" + std::to_string(k) : "") + "/" +
-                (m[2] == "weight" ? "layer_norm_scale" : "layer_norm_bias")}};
-  } else if (rest == "qkv.weight") {
-    s.transpose = true;
-    s.parts = {{scope + "/q/kernel"}, {scope + "/k/kernel"}, {scope + "/v/kernel"}};
-  } else if (rest == "q.weight") {
-    s.transpose = true;
-    s.parts = {{scope + "/q/kernel"}};
-  } else if (rest == "kv.weight") {
-    s.transpose = true;
-    s.parts = {{scope + "/k/kernel"}, {scope + "/v/kernel"}};
-  } else if (rest == "output.weight") {
-    s.transpose = true;
-    s.parts = {{scope + "/output_transform/kernel"}};
-  } else if (rest == "relative_keys" || rest == "relative_values") {
-    s.parts = {{scope + "/dot_product_attention_relative/relative_positions_" + rest.substr(9) +
-                "/embeddings"}};
+    s.parts = {{layer_norm_tf_name(scope, std::stoi(m[1]), m[2])}};
   } else if (rest == "weight" && dim == 3) {  // a convolution
     s.permute = {2, 1, 0};  // [width, in, out] -> [out, in, width]
     s.parts = {{scope + "/kernel"}};
@@ -138,8 +123,8 @@ TFSources EvolvedTransformer::tensorflow_sources(const TFHas& has,
       s.parts = {{kScope + "body/target_space_embedding/kernel"}};
       s.row = target_space_id;
     } else if (std::regex_match(name, m, final_re)) {
-      s = layer_source(kScope + "body/" + m[1].str() + "/layer_prepostprocess",
-                       "layer_norm_" + m[2].str() + "." + m[3].str(), 1);
+      s.parts = {{layer_norm_tf_name(kScope + "body/" + m[1].str() + "/layer_prepostprocess",
+                                     std::stoi(m[2]), m[3])}};
     } else if (std::regex_match(name, m, layer_re)) {
       const auto& places = m[1] == "encoder" ? encoder_places() : decoder_places();
       const auto place = places.find(m[3]);

@@ -266,12 +266,10 @@ class TrainingRun {
 void run_training(const TrainOptions& options, const HParams& hp) {
   // T2T's trainer adds its --train_steps to the hparams, where the
   // schedules that decay to the end of training read it.
-  if (!hp.has("train_steps") && schedule_reads_train_steps(hp)) {
-    HParams with_steps = hp;
-    with_steps.add("train_steps", options.train_steps);
-    return TrainingRun(options, with_steps).run();
-  }
-  TrainingRun(options, hp).run();
+  HParams run_hp = hp;
+  if (!hp.has("train_steps") && schedule_reads_train_steps(hp))
+    run_hp.add("train_steps", options.train_steps);
+  TrainingRun(options, run_hp).run();
 }
 
 }  // namespace t2t
