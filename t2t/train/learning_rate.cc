@@ -39,6 +39,11 @@ const std::vector<std::string>& legacy_decay_schemes() {
   return names;
 }
 
+// The factors that read the hparam train_steps.
+bool reads_train_steps(const std::string& factor) {
+  return factor == "linear_decay" || factor == "single_cycle_cos_decay";
+}
+
 int64_t train_steps(const HParams& hp, const std::string& factor) {
   if (!hp.has("train_steps"))
     throw OptionError("hparams", "learning rate factor '" + factor +
@@ -159,7 +164,7 @@ const std::vector<std::string>& learning_rate_factor_names() {
 
 bool schedule_reads_train_steps(const HParams& hp) {
   for (const std::string& name : split_factors(hp.get_string("learning_rate_schedule")))
-    if (name == "linear_decay" || name == "single_cycle_cos_decay") return true;
+    if (reads_train_steps(name)) return true;
   return false;
 }
 
@@ -177,7 +182,7 @@ void check_learning_rate_schedule(const HParams& hp) {
         throw Error("unknown learning_rate_decay_scheme '" + scheme +
                     "' for the legacy schedule; known: " + join(schemes));
     }
-    if (name == "linear_decay" || name == "single_cycle_cos_decay") train_steps(hp, name);
+    if (reads_train_steps(name)) train_steps(hp, name);
   }
   learning_rate(hp, 0);  // what the factors refuse (e.g. train_steps within the warm-up)
 }
